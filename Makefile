@@ -1,0 +1,28 @@
+# The two commands of README.md. Each installs what is missing, builds in Release, and runs.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: deps build run test bench format clean
+
+deps:
+	bash scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/wafersim run --platform configs/wafer_mesh_5x4.yaml \
+	  --workload tests/data/chakra-traces/text/Resnet50_DataParallel --npus 20 --out out/default
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/bench/wafersim_bench
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cpp')
+
+clean:
+	rm -rf $(BUILD) out

@@ -1,0 +1,137 @@
+#include "hw/noc/fabric_node.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "hw/proto/event_counter.h"
+
+namespace wafersim::hw {
+
+using sc_core::SC_NS;
+using sc_core::sc_time;
+
+const char* to_string(Fidelity f) {
+  switch (f) {
+    case Fidelity::Flit:
+      return "flit";
+    case Fidelity::Packet:
+      return "packet";
+    case Fidelity::Message:
+      return "message";
+  }
+  return "?";
+}
+
+Fidelity fidelity_from_string(const std::string& text) {
+  if (text == "flit") return Fidelity::Flit;
+  if (text == "packet") return Fidelity::Packet;
+  if (text == "message") return Fidelity::Message;
+  throw std::invalid_argument("unknown fidelity '" + text + "' (expected flit, packet or message)");
+}
+
+FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
+                       const std::vector<topology::Link>& inputs,
+                       const std::vector<topology::Link>& outputs)
+    : sc_module(name),
+      params_(params),
+      cycle_(1.0 / params.clock_ghz, SC_NS),
+      pool_(pool),
+      arrivals_(this, &FabricNode::arrival_due),
+      credits_(this, &FabricNode::credit_due) {
+  for (const auto& l : inputs) add_input(l);
+  for (const auto& l : outputs) add_output(l);
+}
+
+void FabricNode::add_output(const topology::Link& link) {
+  int port = static_cast<int>(outputs_.size());
+  Output out;
+  out.socket = std::make_unique<InitiatorSocket>(("out_" + std::to_string(port)).c_str());
+  out.socket->register_nb_transport_bw(this, &FabricNode::backward, port);
+  out.link = link;
+  out.cycle_per_byte = cycle_ / link.bytes_per_cycle;
+  out.credits.assign(params_.vcs, static_cast<int>(params_.buffer_flits));
+  out.owner.assign(params_.vcs, -1);
+  outputs_.push_back(std::move(out));
+}
+
+void FabricNode::add_input(const topology::Link& link) {
+  int port = static_cast<int>(inputs_.size());
+  Input in;
+  in.socket = std::make_unique<TargetSocket>(("in_" + std::to_string(port)).c_str());
+  in.socket->register_nb_transport_fw(this, &FabricNode::forward, port);
+  in.link = link;
+  inputs_.push_back(std::move(in));
+}
+
+sc_time FabricNode::align(const sc_time& t) const {
+  double cycles = t / cycle_;
+  double whole = static_cast<double>(static_cast<uint64_t>(cycles));
+  if (cycles - whole > 1e-9) whole += 1;
+  return cycle_ * whole;
+}
+
+sc_time FabricNode::transmit(int port, const TransferExt& unit, const sc_time& depart) {
+  Output& out = outputs_[port];
+  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time start = std::max(depart, out.link_free);
+  const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
+  // Cut-through: the unit cannot leave faster than its own tail arrives here.
+  const sc_time end = std::max(start + serialisation(out, unit.wire_bytes),
+                               unit.tail_at + serialisation(out, head_bytes));
+  const sc_time latency = cycle_ * static_cast<double>(out.link.latency_cycles);
+
+  tlm::tlm_generic_payload* trans = pool_.acquire();
+  TransferExt* ext = transfer(*trans);
+  *ext = unit;
+  ext->tail_at = end + latency;
+  out.credits[unit.vc] -= static_cast<int>(unit.credits);
+  out.link_free = end;
+  out.stats.units++;
+  out.stats.bytes += unit.wire_bytes;
+  out.stats.busy += serialisation(out, unit.wire_bytes);
+
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_time delay = start + serialisation(out, head_bytes) + latency - now;
+  (*out.socket)->nb_transport_fw(*trans, phase, delay);
+  return end;
+}
+
+void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_time& after) {
+  tlm::tlm_phase phase = tlm::END_REQ;
+  sc_time delay =
+      after - sc_core::sc_time_stamp() + cycle_ * static_cast<double>(params_.credit_delay_cycles);
+  (*inputs_[in_port].socket)->nb_transport_bw(trans, phase, delay);
+}
+
+tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans,
+                                       tlm::tlm_phase& phase, sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase");
+  transfer(trans)->port = port;
+  arrivals_.notify(trans, phase, delay);
+  return tlm::TLM_ACCEPTED;
+}
+
+tlm::tlm_sync_enum FabricNode::backward(int port, tlm::tlm_generic_payload& trans,
+                                        tlm::tlm_phase& phase, sc_time& delay) {
+  if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase");
+  transfer(trans)->port = port;
+  credits_.notify(trans, phase, delay);
+  return tlm::TLM_ACCEPTED;
+}
+
+void FabricNode::arrival_due(tlm::tlm_generic_payload& trans, const tlm::tlm_phase&) {
+  ++event_counter();
+  TransferExt* ext = transfer(trans);
+  on_arrival(ext->port, trans, *ext);
+}
+
+void FabricNode::credit_due(tlm::tlm_generic_payload& trans, const tlm::tlm_phase&) {
+  ++event_counter();
+  TransferExt* ext = transfer(trans);
+  int port = ext->port, vc = ext->vc, credits = static_cast<int>(ext->credits);
+  outputs_[port].credits[vc] += credits;
+  trans.release();
+  on_credit(port, vc, credits);
+}
+
+}  // namespace wafersim::hw

@@ -1,0 +1,99 @@
+#pragma once
+// A block with link ports (a router, or an NPU's network interface). It owns the TLM-2.0 plumbing:
+// units leave on an initiator socket with BEGIN_REQ timed at their head's arrival, and come back as
+// END_REQ when the receiver frees the buffer slots: END_REQ is the credit (DESIGN.md decision 2).
+#include <tlm_utils/peq_with_cb_and_phase.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <memory>
+#include <systemc>
+#include <vector>
+
+#include "hw/noc/fabric_params.h"
+#include "hw/proto/transfer.h"
+#include "models/topology/topology.h"
+
+namespace wafersim::hw {
+
+// Counters kept for every outgoing link (reported per link).
+struct LinkStats {
+  uint64_t units = 0;
+  uint64_t bytes = 0;     // wire bytes
+  sc_core::sc_time busy;  // time spent serialising
+};
+
+class FabricNode : public sc_core::sc_module {
+ public:
+  using InitiatorSocket = tlm_utils::simple_initiator_socket_tagged<FabricNode>;
+  using TargetSocket = tlm_utils::simple_target_socket_tagged<FabricNode>;
+
+  // One input port per incoming link and one output port per outgoing link, in the order given.
+  FabricNode(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
+             const std::vector<topology::Link>& inputs, const std::vector<topology::Link>& outputs);
+
+  InitiatorSocket& output_socket(int port) { return *outputs_[port].socket; }
+  TargetSocket& input_socket(int port) { return *inputs_[port].socket; }
+  int output_count() const { return static_cast<int>(outputs_.size()); }
+  const LinkStats& output_stats(int port) const { return outputs_[port].stats; }
+  int output_link_id(int port) const { return outputs_[port].link.id; }
+
+ protected:
+  struct Output {
+    std::unique_ptr<InitiatorSocket> socket;
+    topology::Link link;
+    sc_core::sc_time cycle_per_byte;  // serialisation time of one byte
+    sc_core::sc_time link_free;       // when the link finishes the unit it is serialising
+    std::vector<int> credits;         // per VC, slots free downstream
+    std::vector<int> owner;           // per VC, the input VC holding it (-1 = free)
+    LinkStats stats;
+    int rr = 0;
+  };
+  struct Input {
+    std::unique_ptr<TargetSocket> socket;
+    topology::Link link;
+  };
+
+  // Hooks for the derived block.
+  virtual void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) = 0;
+  virtual void on_credit(int out_port, int vc, int credits) = 0;
+
+  // Serialisation time of `bytes` on an output link.
+  sc_core::sc_time serialisation(const Output& out, uint64_t bytes) const {
+    return out.cycle_per_byte * static_cast<double>(bytes);
+  }
+  // Whether the output link can take a unit granted at `t` (it may still be finishing the previous
+  // one: the link starts the next unit back to back, so links of non-integral bytes per cycle lose
+  // nothing).
+  bool link_accepts(const Output& out, const sc_core::sc_time& t) const {
+    return out.link_free < t + cycle_;
+  }
+  // Puts a unit on output `port`, leaving this block at `depart` (>= now). Copies `unit` into a
+  // fresh pooled payload; returns the time its tail has left (when the link is free again).
+  sc_core::sc_time transmit(int port, const TransferExt& unit, const sc_core::sc_time& depart);
+  // Frees the buffer slots `trans` held on input `port`: the credit reaches the sender after
+  // `after` plus the credit delay.
+  void release(int in_port, tlm::tlm_generic_payload& trans, const sc_core::sc_time& after);
+
+  sc_core::sc_time align(const sc_core::sc_time& t) const;  // next cycle boundary at or after t
+  const FabricParams params_;
+  const sc_core::sc_time cycle_;
+  std::vector<Output> outputs_;
+  std::vector<Input> inputs_;
+
+ private:
+  void add_output(const topology::Link& link);
+  void add_input(const topology::Link& link);
+  tlm::tlm_sync_enum forward(int port, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                             sc_core::sc_time& delay);
+  tlm::tlm_sync_enum backward(int port, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                              sc_core::sc_time& delay);
+  void arrival_due(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
+  void credit_due(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
+
+  PayloadPool& pool_;
+  tlm_utils::peq_with_cb_and_phase<FabricNode> arrivals_;
+  tlm_utils::peq_with_cb_and_phase<FabricNode> credits_;
+};
+
+}  // namespace wafersim::hw

@@ -1,0 +1,34 @@
+#pragma once
+// Parameters shared by every block that moves units over links: fidelity, sizes and router
+// pipeline. Plain data: hw/platform fills it from the platform spec; the config reader documents
+// every field.
+#include <cstdint>
+#include <string>
+
+namespace wafersim::hw {
+
+// DESIGN.md decision 3: what one TLM transaction on a link stands for.
+enum class Fidelity { Flit, Packet, Message };
+
+const char* to_string(Fidelity f);
+Fidelity fidelity_from_string(const std::string& text);  // throws std::invalid_argument
+
+struct FabricParams {
+  Fidelity fidelity = Fidelity::Packet;
+  double clock_ghz = 1.0;        // network clock
+  uint32_t flit_bytes = 64;      // flow-control unit
+  uint32_t packet_bytes = 4096;  // payload bytes per packet
+  uint32_t header_bytes = 0;     // added to every packet on the wire
+  int vcs = 2;                   // virtual channels per port
+  uint32_t buffer_flits = 32;    // input buffer depth per VC, in flits
+  uint32_t routing_delay_cycles = 1;
+  uint32_t vc_alloc_delay_cycles = 1;
+  uint32_t sw_alloc_delay_cycles = 1;
+  uint32_t switch_traversal_delay_cycles = 1;
+  uint32_t credit_delay_cycles = 1;
+  uint32_t endpoint_delay_cycles =
+      0;               // per message, at the sending NIC (ASTRA-sim's endpoint-delay)
+  int vc_classes = 1;  // 2 on rings with multi-hop routes (dateline)
+};
+
+}  // namespace wafersim::hw

@@ -1,0 +1,187 @@
+#include "hw/noc/router.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "hw/proto/event_counter.h"
+
+namespace wafersim::hw {
+
+using sc_core::sc_time;
+
+Router::Router(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
+               const topology::Topology& topology, int node)
+    : FabricNode(name, params, pool, topology.links_of(topology.in_links(node)),
+                 topology.links_of(topology.out_links(node))),
+      topology_(topology),
+      node_(node) {
+  SC_METHOD(allocation_round);
+  sensitive << wake_;
+  dont_initialize();
+  in_.resize(inputs_.size());
+  for (auto& in : in_) in.vcs.resize(params_.vcs);
+  route_port_.assign(topology_.npu_count(), -1);
+  for (int d = 0; d < topology_.npu_count(); ++d) {
+    int link = topology_.next_link(node_, d);
+    for (int p = 0; p < output_count(); ++p)
+      if (outputs_[p].link.id == link) route_port_[d] = p;
+    if (route_port_[d] < 0)
+      throw std::logic_error(std::string(basename()) + ": no output port towards npu" +
+                             std::to_string(d));
+  }
+}
+
+size_t Router::buffered_units() const {
+  size_t n = 0;
+  for (const auto& in : in_)
+    for (const auto& vc : in.vcs) n += vc.queue.size();
+  return n;
+}
+
+void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) {
+  const sc_time now = sc_core::sc_time_stamp();
+  in_[in_port].vcs[unit.vc].queue.push_back({&trans, &unit, now});
+  wake_at(now);
+}
+
+void Router::on_credit(int, int, int) {
+  wake_at(sc_core::sc_time_stamp());
+}
+
+void Router::wake_at(const sc_time& t) {
+  sc_time when = align(t);
+  if (wake_pending_ && wake_time_ <= when) return;
+  wake_pending_ = true;
+  wake_time_ = when;
+  wake_.notify(when - sc_core::sc_time_stamp());
+}
+
+bool Router::allocate_vc(int in_port, int vc, InputVc& ivc) {
+  Output& out = outputs_[ivc.out_port];
+  const int classes = params_.vc_classes;
+  for (int k = 0; k < params_.vcs; ++k) {
+    int v = (out.rr + k) % params_.vcs;
+    if (v % classes != ivc.out_class % classes || out.owner[v] >= 0) continue;
+    out.owner[v] = in_port * params_.vcs + vc;
+    out.rr = (v + 1) % params_.vcs;
+    ivc.out_vc = v;
+    return true;
+  }
+  return false;
+}
+
+void Router::allocation_round() {
+  wake_pending_ = false;
+  ++event_counter();
+  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time never = sc_core::sc_max_time();
+  sc_time next = never;
+  bool busy = false;  // something was granted or lost arbitration: try again next cycle
+  auto later = [&](const sc_time& t) { next = std::min(next, t); };
+
+  // Route computation and VC allocation for the packet at the head of each input VC.
+  for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
+    for (int v = 0; v < params_.vcs; ++v) {
+      InputVc& ivc = in_[i].vcs[v];
+      if (ivc.queue.empty()) continue;
+      const Buffered& head = ivc.queue.front();
+      if (head.arrived > now) {
+        later(head.arrived);
+        continue;
+      }
+      if (ivc.out_port < 0) {
+        if (!head.unit->head)
+          throw std::logic_error(std::string(name()) + ": body flit without route");
+        ivc.out_port = route_port_[head.unit->message->dst];
+        ivc.out_class = head.unit->vc_class +
+                        (outputs_[ivc.out_port].link.dateline && params_.vc_classes > 1 ? 1 : 0);
+        ivc.out_class = std::min(ivc.out_class, params_.vc_classes - 1);
+        ivc.va_ready = head.arrived + cycle_ * static_cast<double>(params_.routing_delay_cycles);
+      }
+      if (ivc.out_vc < 0) {
+        if (ivc.va_ready > now) {
+          later(ivc.va_ready);
+          continue;
+        }
+        if (allocate_vc(i, v, ivc))
+          ivc.sa_ready = now + cycle_ * static_cast<double>(params_.vc_alloc_delay_cycles);
+        // else: wait for the output VC's tail to leave (a grant in this router wakes us)
+      }
+    }
+  }
+
+  // Switch allocation, input stage: each input offers one VC, round-robin.
+  const int outputs = output_count();
+  std::vector<std::vector<std::pair<int, int>>> requests(outputs);  // per output: (input, vc)
+  for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
+    InputState& in = in_[i];
+    if (in.busy_until > now) {
+      later(in.busy_until);
+      continue;
+    }
+    for (int k = 0; k < params_.vcs; ++k) {
+      int v = (in.rr + k) % params_.vcs;
+      InputVc& ivc = in.vcs[v];
+      if (ivc.queue.empty() || ivc.out_vc < 0) continue;
+      const Buffered& front = ivc.queue.front();
+      if (front.arrived > now) {
+        later(front.arrived);
+        continue;
+      }
+      if (ivc.sa_ready > now) {
+        later(ivc.sa_ready);
+        continue;
+      }
+      const Output& out = outputs_[ivc.out_port];
+      if (out.credits[ivc.out_vc] < static_cast<int>(front.unit->credits))
+        continue;  // credit wakes
+      if (!link_accepts(out, now)) {
+        later(out.link_free - cycle_);
+        continue;
+      }
+      requests[ivc.out_port].push_back({i, v});
+      break;
+    }
+  }
+
+  // Output stage: each output grants one requesting input, round-robin over inputs.
+  const sc_time pipeline = cycle_ * static_cast<double>(params_.sw_alloc_delay_cycles +
+                                                        params_.switch_traversal_delay_cycles);
+  for (int o = 0; o < outputs; ++o) {
+    auto& reqs = requests[o];
+    if (reqs.empty()) continue;
+    Output& out = outputs_[o];
+    const int n_in = static_cast<int>(in_.size());
+    auto pick = std::min_element(reqs.begin(), reqs.end(), [&](const auto& a, const auto& b) {
+      return (a.first - out.rr + n_in) % n_in < (b.first - out.rr + n_in) % n_in;
+    });
+    auto [i, v] = *pick;
+    if (reqs.size() > 1) busy = true;
+    out.rr = (i + 1) % n_in;
+    InputState& in = in_[i];
+    InputVc& ivc = in.vcs[v];
+    Buffered unit = ivc.queue.front();
+    ivc.queue.pop_front();
+    TransferExt forwarded = *unit.unit;
+    forwarded.vc = ivc.out_vc;
+    forwarded.vc_class = ivc.out_class;
+    forwarded.credits = std::min(forwarded.flits, params_.buffer_flits);
+    const sc_time leaves = transmit(o, forwarded, now + pipeline);
+    in.rr = (v + 1) % params_.vcs;
+    // The crossbar input reads one unit at a time: a packet or message holds it while it streams.
+    in.busy_until = std::max(now + cycle_, align(now + serialisation(out, unit.unit->wire_bytes)));
+    release(i, *unit.trans, leaves);
+    if (unit.unit->tail) {
+      out.owner[ivc.out_vc] = -1;
+      ivc.out_port = -1;
+      ivc.out_vc = -1;
+    }
+    busy = true;
+  }
+
+  if (busy) later(now + cycle_);
+  if (next != never) wake_at(std::max(next, now + cycle_));
+}
+
+}  // namespace wafersim::hw

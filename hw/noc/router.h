@@ -1,0 +1,59 @@
+#pragma once
+// Input-queued virtual-channel router: per-VC input buffers, table routing from the topology graph
+// (dimension order on meshes, shorter way on rings), separable round-robin VC and switch
+// allocation, credit flow control, and a delay in cycles for every pipeline stage. Event-driven: it
+// runs an allocation round only at cycles where something can move, and sleeps while it holds
+// nothing.
+#include <deque>
+#include <systemc>
+#include <vector>
+
+#include "hw/noc/fabric_node.h"
+
+namespace wafersim::hw {
+
+class Router : public FabricNode {
+ public:
+  SC_HAS_PROCESS(Router);
+  Router(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
+         const topology::Topology& topology, int node);
+
+  // Units currently buffered (for deadlock reports).
+  size_t buffered_units() const;
+
+ private:
+  struct Buffered {
+    tlm::tlm_generic_payload* trans;
+    TransferExt* unit;
+    sc_core::sc_time arrived;
+  };
+  struct InputVc {
+    std::deque<Buffered> queue;
+    int out_port = -1;  // route of the packet at the head (-1 = not computed)
+    int out_vc = -1;    // output VC held by that packet (-1 = not allocated)
+    int out_class = 0;
+    sc_core::sc_time va_ready;  // routing done
+    sc_core::sc_time sa_ready;  // VC allocation done
+  };
+  struct InputState {
+    std::vector<InputVc> vcs;
+    sc_core::sc_time busy_until;  // crossbar input still reading the previous unit
+    int rr = 0;
+  };
+
+  void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) override;
+  void on_credit(int out_port, int vc, int credits) override;
+  void wake_at(const sc_core::sc_time& t);
+  void allocation_round();
+  bool allocate_vc(int in_port, int vc, InputVc& ivc);
+
+  const topology::Topology& topology_;
+  const int node_;
+  std::vector<InputState> in_;
+  std::vector<int> route_port_;  // destination rank -> output port
+  sc_core::sc_event wake_;
+  sc_core::sc_time wake_time_;
+  bool wake_pending_ = false;
+};
+
+}  // namespace wafersim::hw

@@ -1,0 +1,172 @@
+#include "hw/npu/network_interface.h"
+
+#include <algorithm>
+
+#include "hw/proto/event_counter.h"
+
+namespace wafersim::hw {
+
+using sc_core::sc_time;
+
+namespace {
+uint64_t ceil_div(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
+}  // namespace
+
+NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricParams& params,
+                                   PayloadPool& pool, CallbackQueue& callbacks,
+                                   const topology::Link& from_network,
+                                   const topology::Link& to_network)
+    : FabricNode(name, params, pool, {from_network}, {to_network}),
+      callbacks_(callbacks),
+      vc_locked_(params.vcs, false) {
+  SC_METHOD(inject_round);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+void NetworkInterface::send(Message* message, std::function<void(Message*)> on_sent) {
+  const sc_time now = sc_core::sc_time_stamp();
+  Outgoing o;
+  o.message = message;
+  o.on_sent = std::move(on_sent);
+  o.eligible = now + cycle_ * static_cast<double>(params_.endpoint_delay_cycles);
+  outgoing_.push_back(std::move(o));
+  wake_at(outgoing_.back().eligible);
+}
+
+void NetworkInterface::wake_at(const sc_time& t) {
+  sc_time when = align(t);
+  if (wake_pending_ && wake_time_ <= when) return;
+  wake_pending_ = true;
+  wake_time_ = when;
+  wake_.notify(when - sc_core::sc_time_stamp());
+}
+
+bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {
+  const Message& m = *o.message;
+  const uint64_t flit = params_.flit_bytes;
+  unit.message = o.message;
+  unit.vc_class = 0;
+  unit.packet = o.packet;
+  switch (params_.fidelity) {
+    case Fidelity::Message: {
+      uint64_t packets = std::max<uint64_t>(1, ceil_div(m.bytes, params_.packet_bytes));
+      unit.bytes = m.bytes;
+      unit.wire_bytes = std::max<uint64_t>(1, m.bytes + packets * params_.header_bytes);
+      unit.flits = static_cast<uint32_t>(ceil_div(unit.wire_bytes, flit));
+      unit.head = unit.tail = true;
+      return true;
+    }
+    case Fidelity::Packet:
+    case Fidelity::Flit: {
+      uint64_t payload = std::min<uint64_t>(params_.packet_bytes, m.bytes - o.sent_bytes);
+      uint64_t wire = std::max<uint64_t>(1, payload + params_.header_bytes);
+      bool last_packet = o.sent_bytes + payload >= m.bytes;
+      if (params_.fidelity == Fidelity::Packet) {
+        unit.bytes = payload;
+        unit.wire_bytes = wire;
+        unit.flits = static_cast<uint32_t>(ceil_div(wire, flit));
+        unit.head = unit.tail = true;
+        return last_packet;
+      }
+      uint64_t flits = ceil_div(wire, flit);
+      unit.head = o.flit == 0;
+      unit.tail = o.flit + 1 == flits;
+      unit.wire_bytes = unit.tail ? wire - (flits - 1) * flit : flit;
+      unit.bytes = unit.tail ? payload : 0;
+      unit.flits = 1;
+      return last_packet && unit.tail;
+    }
+  }
+  return true;
+}
+
+int NetworkInterface::pick_vc(const Outgoing& o, uint32_t credits) const {
+  if (o.vc >= 0) return outputs_[0].credits[o.vc] >= static_cast<int>(credits) ? o.vc : -1;
+  const int classes = params_.vc_classes;
+  for (int k = 0; k < params_.vcs; ++k) {
+    int v = static_cast<int>((o.message->id + k) % params_.vcs);
+    if (v % classes != 0 || vc_locked_[v]) continue;
+    if (outputs_[0].credits[v] >= static_cast<int>(credits)) return v;
+  }
+  return -1;
+}
+
+void NetworkInterface::inject_round() {
+  wake_pending_ = false;
+  ++event_counter();
+  const sc_time now = sc_core::sc_time_stamp();
+  if (outgoing_.empty()) return;
+  Output& out = outputs_[0];
+  if (!link_accepts(out, now)) {
+    wake_at(out.link_free - cycle_);
+    return;
+  }
+  sc_time next_eligible = sc_core::sc_max_time();
+  const size_t n = outgoing_.size();
+  for (size_t k = 0; k < n; ++k) {
+    size_t idx = (rr_ + k) % n;
+    Outgoing& o = outgoing_[idx];
+    if (o.eligible > now) {
+      next_eligible = std::min(next_eligible, o.eligible);
+      continue;
+    }
+    TransferExt unit;
+    bool last = next_unit(o, unit);
+    unit.credits = std::min(unit.flits, params_.buffer_flits);
+    int vc = pick_vc(o, unit.credits);
+    if (vc < 0) continue;  // a credit will wake us
+    unit.vc = vc;
+    unit.tail_at = now;
+    sc_time leaves = transmit(0, unit, now);
+    // Advance the cursor past the unit just sent.
+    if (params_.fidelity == Fidelity::Flit) {
+      if (unit.tail) {
+        o.sent_bytes += unit.bytes;
+        o.packet++;
+        o.flit = 0;
+        vc_locked_[vc] = false;
+        o.vc = -1;
+      } else {
+        o.flit++;
+        vc_locked_[vc] = true;
+        o.vc = vc;
+      }
+    } else {
+      o.sent_bytes += unit.bytes;
+      o.packet++;
+    }
+    if (last) {
+      Message* m = o.message;
+      auto done = std::move(o.on_sent);
+      outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
+      callbacks_.at(leaves, [m, done = std::move(done)]() { done(m); });
+      rr_ = outgoing_.empty() ? 0 : idx % outgoing_.size();
+    } else {
+      rr_ = (idx + 1) % n;
+    }
+    if (!outgoing_.empty()) wake_at(std::max(now + cycle_, out.link_free - cycle_));
+    return;
+  }
+  if (next_eligible != sc_core::sc_max_time()) wake_at(next_eligible);
+}
+
+void NetworkInterface::on_credit(int, int, int) {
+  if (!outgoing_.empty()) wake_at(sc_core::sc_time_stamp());
+}
+
+void NetworkInterface::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) {
+  Message* m = unit.message;
+  m->received_bytes += unit.bytes;
+  if (unit.tail_at > m->delivered) m->delivered = unit.tail_at;
+  release(in_port, trans, unit.tail_at);
+  if (unit.tail && m->received_bytes == m->bytes) {
+    callbacks_.at(m->delivered, [this, m]() {
+      if (on_delivered) on_delivered(m);
+    });
+  }
+}
+
+}  // namespace wafersim::hw

@@ -1,0 +1,58 @@
+#pragma once
+// An NPU's network interface: cuts messages into units for the fidelity in force (flits of packets,
+// packets, or whole messages), injects them with credit flow control, interleaving messages packet
+// by packet over its VCs, and reassembles what arrives. Messages are delivered when their last byte
+// is in.
+#include <deque>
+#include <functional>
+#include <systemc>
+
+#include "hw/noc/fabric_node.h"
+#include "hw/proto/callback_queue.h"
+
+namespace wafersim::hw {
+
+class NetworkInterface : public FabricNode {
+ public:
+  SC_HAS_PROCESS(NetworkInterface);
+  // `to_network` / `from_network`: the NPU's attach link in each direction.
+  NetworkInterface(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
+                   CallbackQueue& callbacks, const topology::Link& from_network,
+                   const topology::Link& to_network);
+
+  // Queues a message; `on_sent` runs when its last unit has left, `on_delivered` (set once per NIC,
+  // on the receiving side) when it has fully arrived.
+  void send(Message* message, std::function<void(Message*)> on_sent);
+  std::function<void(Message*)> on_delivered;
+
+  size_t queued_messages() const { return outgoing_.size(); }
+
+ private:
+  struct Outgoing {
+    Message* message;
+    std::function<void(Message*)> on_sent;
+    sc_core::sc_time eligible;
+    uint64_t sent_bytes = 0;  // payload bytes of completed packets
+    uint64_t packet = 0;
+    uint32_t flit = 0;  // next flit of the current packet (flit fidelity)
+    int vc = -1;        // VC held mid-packet (flit fidelity)
+  };
+
+  void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) override;
+  void on_credit(int out_port, int vc, int credits) override;
+  void wake_at(const sc_core::sc_time& t);
+  void inject_round();
+  // Fills `unit` with the next unit of `o` for the fidelity in force; true when it is the last one.
+  bool next_unit(const Outgoing& o, TransferExt& unit) const;
+  int pick_vc(const Outgoing& o, uint32_t credits) const;
+
+  CallbackQueue& callbacks_;
+  std::deque<Outgoing> outgoing_;
+  std::vector<bool> vc_locked_;
+  size_t rr_ = 0;
+  sc_core::sc_event wake_;
+  sc_core::sc_time wake_time_;
+  bool wake_pending_ = false;
+};
+
+}  // namespace wafersim::hw

@@ -1,0 +1,136 @@
+#include "hw/npu/npu.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace wafersim::hw {
+
+using sc_core::SC_NS;
+using sc_core::sc_time;
+
+Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
+         const FabricParams& fabric, PayloadPool& pool, const topology::Link& from_network,
+         const topology::Link& to_network)
+    : sc_module(name),
+      cmd("cmd"),
+      rank_(rank),
+      params_(params),
+      cycle_(1.0 / params.clock_ghz, SC_NS),
+      callbacks_("callbacks") {
+  nic_ =
+      std::make_unique<NetworkInterface>("nic", fabric, pool, callbacks_, from_network, to_network);
+  nic_->on_delivered = [this](Message* m) { delivered(m); };
+  cmd.register_nb_transport_fw(this, &Npu::command);
+}
+
+Npu::~Npu() {
+  for (auto& [key, queue] : mailbox_)
+    for (Message* m : queue) delete m;
+}
+
+sc_time Npu::cycles_for(double ns) const {
+  // Whole cycles of the NPU clock, rounding up: a partial cycle still occupies the engine.
+  double cycles = std::ceil(ns * params_.clock_ghz - 1e-9);
+  return cycle_ * std::max(0.0, cycles);
+}
+
+tlm::tlm_sync_enum Npu::command(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase, sc_time&) {
+  if (phase != tlm::BEGIN_REQ) return tlm::TLM_ACCEPTED;
+  start(trans);
+  return tlm::TLM_ACCEPTED;
+}
+
+void Npu::run_on(Engine& engine, sc_time& busy, const sc_time& duration,
+                 tlm::tlm_generic_payload& trans) {
+  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time begin = std::max(now, engine.free_at);
+  engine.free_at = begin + duration;
+  busy += duration;
+  callbacks_.at(engine.free_at, [this, &trans]() { complete(trans); });
+}
+
+void Npu::start(tlm::tlm_generic_payload& trans) {
+  CommandExt* c = trans.get_extension<CommandExt>();
+  switch (c->kind) {
+    case CommandKind::Compute: {
+      double ns = c->duration.to_seconds() * 1e9;
+      if (c->roofline) {
+        // time = ops / min(peak, intensity x memory bandwidth); intensity = ops / bytes
+        double peak = params_.peak_tflops * 1e3;  // ops per ns
+        double memory = c->bytes > 0 ? static_cast<double>(c->operations) / c->bytes *
+                                           params_.hbm_bandwidth_gbps
+                                     : peak;
+        double rate = std::min(peak, memory);
+        ns = c->operations > 0 ? static_cast<double>(c->operations) / rate : 0;
+      }
+      run_on(compute_, stats_.compute_busy, cycles_for(ns), trans);
+      return;
+    }
+    case CommandKind::Memory:
+      run_on(memory_, stats_.memory_busy, cycles_for(c->bytes / params_.hbm_bandwidth_gbps), trans);
+      return;
+    case CommandKind::Reduce:
+      run_on(reduce_, stats_.reduce_busy, cycles_for(c->bytes / params_.reduce_bandwidth_gbps),
+             trans);
+      return;
+    case CommandKind::Send: {
+      auto* m = new Message;
+      m->id = (static_cast<uint64_t>(rank_) << 40) | next_message_id_++;
+      m->src = rank_;
+      m->dst = c->peer;
+      m->bytes = c->bytes;
+      m->tag = c->tag;
+      m->created = sc_core::sc_time_stamp();
+      stats_.messages_sent++;
+      stats_.bytes_sent += c->bytes;
+      nic_->send(m, [this, &trans](Message*) { complete(trans); });
+      return;
+    }
+    case CommandKind::Recv: {
+      Key key{c->peer, c->tag};
+      auto it = mailbox_.find(key);
+      if (it != mailbox_.end()) {
+        Message* m = it->second.front();
+        it->second.pop_front();
+        if (it->second.empty()) mailbox_.erase(it);
+        delete m;
+        complete(trans);
+      } else {
+        posted_[key].push_back(&trans);
+      }
+      return;
+    }
+  }
+}
+
+void Npu::delivered(Message* m) {
+  stats_.messages_received++;
+  Key key{m->src, m->tag};
+  auto it = posted_.find(key);
+  if (it != posted_.end()) {
+    tlm::tlm_generic_payload* trans = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) posted_.erase(it);
+    delete m;
+    complete(*trans);
+  } else {
+    mailbox_[key].push_back(m);
+  }
+}
+
+void Npu::complete(tlm::tlm_generic_payload& trans) {
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;
+  sc_time delay = sc_core::SC_ZERO_TIME;
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  cmd->nb_transport_bw(trans, phase, delay);
+}
+
+std::vector<std::pair<int, uint64_t>> Npu::waiting_receives() const {
+  std::vector<std::pair<int, uint64_t>> out;
+  for (const auto& [key, queue] : posted_)
+    for (size_t i = 0; i < queue.size(); ++i) out.push_back({key.src, key.tag});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace wafersim::hw

@@ -1,0 +1,107 @@
+#pragma once
+// The NPU chiplet: a compute engine (recorded duration, or roofline from operations and bytes), an
+// HBM port for memory nodes, a reduction engine for collectives, and the network interface. The
+// driver (tb/replay) issues commands on the `cmd` socket like a host driver would; each completes
+// with BEGIN_RESP on the backward path.
+#include <tlm_utils/simple_target_socket.h>
+
+#include <deque>
+#include <memory>
+#include <systemc>
+#include <unordered_map>
+
+#include "hw/npu/network_interface.h"
+#include "hw/proto/callback_queue.h"
+
+namespace wafersim::hw {
+
+struct NpuParams {
+  double clock_ghz = 1.0;            // compute clock: compute and reduction times round up to it
+  double peak_tflops = 900;          // roofline peak, 1e12 operations/s
+  double hbm_bandwidth_gbps = 1600;  // roofline memory bandwidth and MEM nodes, 1e9 bytes/s
+  double reduce_bandwidth_gbps =
+      1600;  // bytes combined per second by the reduction engine, 1e9 B/s
+};
+
+enum class CommandKind { Compute, Memory, Send, Recv, Reduce };
+
+// What the driver asks of the NPU.
+struct CommandExt : tlm::tlm_extension<CommandExt> {
+  CommandKind kind = CommandKind::Compute;
+  uint64_t bytes = 0;         // Send / Recv / Reduce / Memory; Compute: tensor bytes for roofline
+  uint64_t operations = 0;    // Compute with roofline
+  sc_core::sc_time duration;  // Compute: recorded duration (used when `roofline` is false)
+  bool roofline = false;
+  int peer = -1;       // Send: destination rank; Recv: source rank
+  uint64_t tag = 0;    // Send / Recv matching key
+  uint64_t token = 0;  // the driver's handle
+
+  tlm::tlm_extension_base* clone() const override { return new CommandExt(*this); }
+  void copy_from(const tlm::tlm_extension_base& o) override {
+    *this = static_cast<const CommandExt&>(o);
+  }
+};
+
+// Counters reported per NPU.
+struct NpuStats {
+  sc_core::sc_time compute_busy;
+  sc_core::sc_time reduce_busy;
+  sc_core::sc_time memory_busy;
+  uint64_t messages_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t messages_received = 0;
+};
+
+class Npu : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Npu> cmd;
+
+  Npu(sc_core::sc_module_name name, int rank, const NpuParams& params, const FabricParams& fabric,
+      PayloadPool& pool, const topology::Link& from_network, const topology::Link& to_network);
+  ~Npu() override;
+
+  NetworkInterface& nic() { return *nic_; }
+  const NpuStats& stats() const { return stats_; }
+  int rank() const { return rank_; }
+  // Receives posted and not yet matched, as (source rank, tag): for deadlock reports.
+  std::vector<std::pair<int, uint64_t>> waiting_receives() const;
+  size_t unmatched_messages() const { return mailbox_.size(); }
+
+ private:
+  struct Key {
+    int src;
+    uint64_t tag;
+    bool operator==(const Key& o) const { return src == o.src && tag == o.tag; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(k.tag * 1000003u + static_cast<uint64_t>(k.src));
+    }
+  };
+  // A serial engine: one command at a time, in arrival order.
+  struct Engine {
+    sc_core::sc_time free_at;
+  };
+
+  tlm::tlm_sync_enum command(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                             sc_core::sc_time& delay);
+  void start(tlm::tlm_generic_payload& trans);
+  void run_on(Engine& engine, sc_core::sc_time& busy, const sc_core::sc_time& duration,
+              tlm::tlm_generic_payload& trans);
+  void complete(tlm::tlm_generic_payload& trans);
+  void delivered(Message* m);
+  sc_core::sc_time cycles_for(double ns) const;
+
+  const int rank_;
+  const NpuParams params_;
+  const sc_core::sc_time cycle_;
+  CallbackQueue callbacks_;
+  std::unique_ptr<NetworkInterface> nic_;
+  Engine compute_, reduce_, memory_;
+  NpuStats stats_;
+  uint64_t next_message_id_ = 0;
+  std::unordered_map<Key, std::deque<Message*>, KeyHash> mailbox_;  // arrived, unclaimed
+  std::unordered_map<Key, std::deque<tlm::tlm_generic_payload*>, KeyHash> posted_;  // recvs waiting
+};
+
+}  // namespace wafersim::hw

@@ -1,0 +1,61 @@
+#include "hw/platform/platform.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace wafersim::hw {
+
+Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topology,
+                   const FabricParams& fabric, const NpuParams& npu)
+    : sc_module(name), topology_(topology), fabric_(fabric) {
+  if (topology.needs_dateline_classes()) {
+    if (fabric_.vcs < 2)
+      throw std::invalid_argument(
+          "vcs: a ring with multi-hop routes needs at least 2 virtual channels (dateline classes)");
+    fabric_.vc_classes = 2;
+  }
+  std::vector<FabricNode*> block(topology.nodes().size(), nullptr);
+  npus_.resize(topology.npu_count());
+  for (const auto& node : topology.nodes()) {
+    if (node.kind == topology::NodeKind::Npu) {
+      const auto& in = topology.in_links(node.id);
+      const auto& out = topology.out_links(node.id);
+      if (in.size() != 1 || out.size() != 1)
+        throw std::logic_error(node.name + " needs exactly one link in each direction");
+      npus_[node.rank] = std::make_unique<Npu>(node.name.c_str(), node.rank, npu, fabric_, pool_,
+                                               topology.links()[in[0]], topology.links()[out[0]]);
+      block[node.id] = &npus_[node.rank]->nic();
+    } else {
+      routers_.push_back(
+          std::make_unique<Router>(node.name.c_str(), fabric_, pool_, topology, node.id));
+      block[node.id] = routers_.back().get();
+    }
+  }
+  // Ports were created in each node's link order: port k of a node is its k-th link.
+  link_source_.resize(topology.links().size());
+  for (const auto& link : topology.links()) {
+    const auto& outs = topology.out_links(link.src);
+    const auto& ins = topology.in_links(link.dst);
+    int out = static_cast<int>(std::find(outs.begin(), outs.end(), link.id) - outs.begin());
+    int in = static_cast<int>(std::find(ins.begin(), ins.end(), link.id) - ins.begin());
+    block[link.src]->output_socket(out).bind(block[link.dst]->input_socket(in));
+    link_source_[link.id] = {block[link.src], out};
+  }
+}
+
+std::vector<LinkReport> Platform::link_reports() const {
+  std::vector<LinkReport> out;
+  for (const auto& link : topology_.links()) {
+    auto [block, port] = link_source_[link.id];
+    out.push_back({&link, block->output_stats(port)});
+  }
+  return out;
+}
+
+size_t Platform::buffered_units() const {
+  size_t n = 0;
+  for (const auto& r : routers_) n += r->buffered_units();
+  return n;
+}
+
+}  // namespace wafersim::hw

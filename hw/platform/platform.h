@@ -1,0 +1,40 @@
+#pragma once
+// Builds the hardware from the topology graph: an NPU (with its network interface) per NPU node, a
+// router per router node, and a pair of TLM sockets per directed link.
+#include <memory>
+#include <systemc>
+#include <vector>
+
+#include "hw/noc/router.h"
+#include "hw/npu/npu.h"
+#include "models/topology/topology.h"
+
+namespace wafersim::hw {
+
+struct LinkReport {
+  const topology::Link* link;
+  LinkStats stats;
+};
+
+class Platform : public sc_core::sc_module {
+ public:
+  Platform(sc_core::sc_module_name name, const topology::Topology& topology,
+           const FabricParams& fabric, const NpuParams& npu);
+
+  int npu_count() const { return static_cast<int>(npus_.size()); }
+  Npu& npu(int rank) { return *npus_.at(rank); }
+  const FabricParams& fabric() const { return fabric_; }
+  std::vector<LinkReport> link_reports() const;
+  size_t buffered_units() const;
+  size_t payloads_allocated() const { return pool_.allocated(); }
+
+ private:
+  const topology::Topology& topology_;
+  FabricParams fabric_;
+  PayloadPool pool_;
+  std::vector<std::unique_ptr<Npu>> npus_;
+  std::vector<std::unique_ptr<Router>> routers_;
+  std::vector<std::pair<FabricNode*, int>> link_source_;  // per link: sending block and its port
+};
+
+}  // namespace wafersim::hw

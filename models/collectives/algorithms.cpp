@@ -1,0 +1,407 @@
+#include "models/collectives/algorithms.h"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+
+namespace wafersim::collectives {
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::AllReduce:
+      return "all_reduce";
+    case Collective::AllGather:
+      return "all_gather";
+    case Collective::ReduceScatter:
+      return "reduce_scatter";
+    case Collective::AllToAll:
+      return "all_to_all";
+    case Collective::Broadcast:
+      return "broadcast";
+    case Collective::Reduce:
+      return "reduce";
+  }
+  return "?";
+}
+
+const char* to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::Ring:
+      return "ring";
+    case Algorithm::Direct:
+      return "direct";
+    case Algorithm::HalvingDoubling:
+      return "halving_doubling";
+    case Algorithm::DoubleBinaryTree:
+      return "double_binary_tree";
+  }
+  return "?";
+}
+
+Algorithm algorithm_from_string(const std::string& text) {
+  if (text == "ring" || text == "oneRing") return Algorithm::Ring;
+  if (text == "direct" || text == "oneDirect") return Algorithm::Direct;
+  if (text == "halving_doubling" || text == "halvingDoubling" || text == "oneHalvingDoubling")
+    return Algorithm::HalvingDoubling;
+  if (text == "double_binary_tree" || text == "doubleBinaryTree")
+    return Algorithm::DoubleBinaryTree;
+  throw std::invalid_argument("unknown collective algorithm '" + text +
+                              "' (expected ring, direct, halving_doubling or double_binary_tree)");
+}
+
+namespace {
+
+// Byte j of `n` near-equal parts of `total`: the parts add up to total exactly.
+uint64_t part(uint64_t total, int n, int j) {
+  return total / n + (static_cast<uint64_t>(j) < total % n ? 1 : 0);
+}
+
+int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
+
+// Appends ops to one chunk of a plan; tags are offset per chunk so chunks never cross-match.
+class ChunkWriter {
+ public:
+  ChunkWriter(Plan& plan, uint32_t tag_base) : plan_(plan), tag_base_(tag_base) {}
+
+  uint32_t send(int rank, int peer, uint64_t bytes, uint32_t step,
+                std::vector<uint32_t> deps = {}) {
+    return add(rank, {OpKind::Send, peer, bytes, tag_base_ + step, std::move(deps)});
+  }
+  uint32_t recv(int rank, int peer, uint64_t bytes, uint32_t step,
+                std::vector<uint32_t> deps = {}) {
+    return add(rank, {OpKind::Recv, peer, bytes, tag_base_ + step, std::move(deps)});
+  }
+  uint32_t reduce(int rank, uint64_t bytes, std::vector<uint32_t> deps) {
+    return add(rank, {OpKind::Reduce, -1, bytes, 0, std::move(deps)});
+  }
+
+ private:
+  uint32_t add(int rank, Op op) {
+    auto& ops = plan_.ranks[rank].ops;
+    ops.push_back(std::move(op));
+    return static_cast<uint32_t>(ops.size() - 1);
+  }
+  Plan& plan_;
+  uint32_t tag_base_;
+};
+
+// Index of the op that precedes the next one, wrapped for optional dependencies.
+std::vector<uint32_t> after(int64_t op) {
+  return op < 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{static_cast<uint32_t>(op)};
+}
+
+// ---- ring
+// ----------------------------------------------------------------------------------------
+
+// Reduce-scatter around the ring; returns per rank the index of its last reduce.
+std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint64_t bytes, uint32_t step0) {
+  std::vector<int64_t> last(n, -1);
+  for (int i = 0; i < n; ++i) {
+    int64_t prev = -1;
+    for (int k = 0; k < n - 1; ++k) {
+      w.send(i, mod(i + 1, n), part(bytes, n, mod(i - k, n)), step0 + k, after(prev));
+      uint32_t r = w.recv(i, mod(i - 1, n), part(bytes, n, mod(i - k - 1, n)), step0 + k);
+      prev = w.reduce(i, part(bytes, n, mod(i - k - 1, n)), {r});
+    }
+    last[i] = prev;
+  }
+  return last;
+}
+
+// All-gather around the ring of `n` blocks, block j of size part(total, n, j).
+void ring_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step0,
+                     const std::vector<int64_t>& start) {
+  for (int i = 0; i < n; ++i) {
+    int64_t prev = start.empty() ? -1 : start[i];
+    for (int k = 0; k < n - 1; ++k) {
+      w.send(i, mod(i + 1, n), part(total, n, mod(i + 1 - k, n)), step0 + k, after(prev));
+      prev = w.recv(i, mod(i - 1, n), part(total, n, mod(i - k, n)), step0 + k);
+    }
+  }
+}
+
+// ---- direct
+// --------------------------------------------------------------------------------------
+
+std::vector<int64_t> direct_reduce_scatter(ChunkWriter& w, int n, uint64_t bytes, uint32_t step) {
+  std::vector<int64_t> last(n, -1);
+  for (int i = 0; i < n; ++i) {
+    std::vector<uint32_t> reduces;
+    for (int j = 0; j < n; ++j)
+      if (j != i) w.send(i, j, part(bytes, n, j), step);
+    int64_t prev = -1;
+    for (int j = 0; j < n; ++j) {
+      if (j == i) continue;
+      uint32_t r = w.recv(i, j, part(bytes, n, i), step);
+      std::vector<uint32_t> deps{r};
+      if (prev >= 0) deps.push_back(static_cast<uint32_t>(prev));  // one reduction unit, in order
+      prev = w.reduce(i, part(bytes, n, i), deps);
+    }
+    last[i] = prev;
+  }
+  return last;
+}
+
+void direct_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step,
+                       const std::vector<int64_t>& start) {
+  for (int i = 0; i < n; ++i) {
+    int64_t prev = start.empty() ? -1 : start[i];
+    for (int j = 0; j < n; ++j)
+      if (j != i) w.send(i, j, part(total, n, i), step, after(prev));
+    for (int j = 0; j < n; ++j)
+      if (j != i) w.recv(i, j, part(total, n, j), step);
+  }
+}
+
+// ---- halving-doubling
+// ----------------------------------------------------------------------------
+
+std::vector<int64_t> halving_reduce_scatter(ChunkWriter& w, int n, uint64_t bytes, uint32_t step0) {
+  std::vector<int64_t> last(n, -1);
+  for (int i = 0; i < n; ++i) {
+    uint64_t current = bytes;
+    int64_t prev = -1;
+    uint32_t step = step0;
+    for (int d = n / 2; d >= 1; d /= 2, ++step) {
+      uint64_t half = current / 2, keep = current - half;
+      // The lower partner keeps the first part: both sides agree on each message's size.
+      bool lower = (i & d) == 0;
+      uint64_t out = lower ? half : keep, in = lower ? keep : half;
+      w.send(i, i ^ d, out, step, after(prev));
+      uint32_t r = w.recv(i, i ^ d, in, step);
+      prev = w.reduce(i, in, {r});
+      current = in;
+    }
+    last[i] = prev;
+  }
+  return last;
+}
+
+void doubling_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step0,
+                         const std::vector<int64_t>& start) {
+  // Sizes follow the halving steps backwards so that gather undoes scatter exactly.
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::pair<uint64_t, uint64_t>> sizes;  // (mine, partner's) per halving step
+    uint64_t current = total;
+    for (int d = n / 2; d >= 1; d /= 2) {
+      uint64_t half = current / 2, keep = current - half;
+      bool lower = (i & d) == 0;
+      uint64_t mine = lower ? keep : half;
+      sizes.push_back({mine, current - mine});
+      current = mine;
+    }
+    int64_t prev = start.empty() ? -1 : start[i];
+    uint32_t step = step0;
+    int idx = static_cast<int>(sizes.size()) - 1;
+    for (int d = 1; d < n; d *= 2, ++step, --idx) {
+      w.send(i, i ^ d, sizes[idx].first, step, after(prev));
+      prev = w.recv(i, i ^ d, sizes[idx].second, step);
+    }
+  }
+}
+
+// ---- double binary tree
+// --------------------------------------------------------------------------
+
+// Reduce to the root then broadcast, on the heap-shaped tree over `order`.
+void tree_all_reduce(ChunkWriter& w, const std::vector<int>& order, uint64_t bytes, uint32_t step) {
+  const int n = static_cast<int>(order.size());
+  for (int p = 0; p < n; ++p) {
+    int rank = order[p];
+    std::vector<uint32_t> reduces;
+    int64_t prev = -1;
+    for (int c : {2 * p + 1, 2 * p + 2}) {
+      if (c >= n) continue;
+      uint32_t r = w.recv(rank, order[c], bytes, step);
+      std::vector<uint32_t> deps{r};
+      if (prev >= 0) deps.push_back(static_cast<uint32_t>(prev));
+      prev = w.reduce(rank, bytes, deps);
+    }
+    int64_t ready = prev;
+    if (p > 0) {
+      int parent = order[(p - 1) / 2];
+      w.send(rank, parent, bytes, step, after(prev));
+      ready = w.recv(rank, parent, bytes, step + 1);
+    }
+    for (int c : {2 * p + 1, 2 * p + 2})
+      if (c < n) w.send(rank, order[c], bytes, step + 1, after(ready));
+  }
+}
+
+// ---- one chunk of each collective
+// ----------------------------------------------------------------
+
+void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_t tag_base) {
+  const int n = q.ranks;
+  ChunkWriter w(plan, tag_base);
+  auto unsupported = [&]() {
+    return std::invalid_argument(std::string(to_string(q.algorithm)) + " does not implement " +
+                                 to_string(q.collective));
+  };
+  switch (q.collective) {
+    case Collective::AllReduce:
+      switch (q.algorithm) {
+        case Algorithm::Ring:
+          ring_all_gather(w, n, bytes, n, ring_reduce_scatter(w, n, bytes, 0));
+          return;
+        case Algorithm::Direct:
+          direct_all_gather(w, n, bytes, 1, direct_reduce_scatter(w, n, bytes, 0));
+          return;
+        case Algorithm::HalvingDoubling:
+          doubling_all_gather(w, n, bytes, 64, halving_reduce_scatter(w, n, bytes, 0));
+          return;
+        case Algorithm::DoubleBinaryTree: {
+          std::vector<int> a(n), b(n);
+          for (int i = 0; i < n; ++i) a[i] = i, b[i] = n - 1 - i;
+          tree_all_reduce(w, a, bytes / 2, 0);
+          tree_all_reduce(w, b, bytes - bytes / 2, 2);
+          return;
+        }
+      }
+      break;
+    case Collective::ReduceScatter:
+      switch (q.algorithm) {
+        case Algorithm::Ring:
+          ring_reduce_scatter(w, n, bytes, 0);
+          return;
+        case Algorithm::Direct:
+          direct_reduce_scatter(w, n, bytes, 0);
+          return;
+        case Algorithm::HalvingDoubling:
+          halving_reduce_scatter(w, n, bytes, 0);
+          return;
+        default:
+          throw unsupported();
+      }
+    case Collective::AllGather: {
+      uint64_t total = bytes * n;  // comm_size is each rank's input
+      switch (q.algorithm) {
+        case Algorithm::Ring:
+          ring_all_gather(w, n, total, 0, {});
+          return;
+        case Algorithm::Direct:
+          direct_all_gather(w, n, total, 0, {});
+          return;
+        case Algorithm::HalvingDoubling:
+          doubling_all_gather(w, n, total, 0, {});
+          return;
+        default:
+          throw unsupported();
+      }
+    }
+    case Collective::AllToAll:
+      switch (q.algorithm) {
+        case Algorithm::Ring:  // one peer at a time, at growing distance
+          for (int i = 0; i < n; ++i) {
+            int64_t prev = -1;
+            for (int k = 1; k < n; ++k) {
+              prev = w.send(i, mod(i + k, n), part(bytes, n, mod(i + k, n)), k, after(prev));
+              w.recv(i, mod(i - k, n), part(bytes, n, i), k);
+            }
+          }
+          return;
+        case Algorithm::Direct:
+          for (int i = 0; i < n; ++i)
+            for (int k = 1; k < n; ++k) {
+              w.send(i, mod(i + k, n), part(bytes, n, mod(i + k, n)), 0);
+              w.recv(i, mod(i - k, n), part(bytes, n, i), 0);
+            }
+          return;
+        default:
+          throw unsupported();
+      }
+    case Collective::Broadcast:
+    case Collective::Reduce: {
+      bool reduce = q.collective == Collective::Reduce;
+      switch (q.algorithm) {
+        case Algorithm::Ring:  // a chain starting after the root (reduce) or at the root
+                               // (broadcast)
+          for (int i = 0; i < n; ++i) {
+            int pos = mod(i - q.root, n);
+            int64_t prev = -1;
+            if (reduce) {
+              if (pos != 1 && n > 1) {
+                uint32_t r = w.recv(i, mod(i - 1, n), bytes, 0);
+                prev = w.reduce(i, bytes, {r});
+              }
+              if (pos != 0) w.send(i, mod(i + 1, n), bytes, 0, after(prev));
+            } else {
+              if (pos != 0) prev = w.recv(i, mod(i - 1, n), bytes, 0);
+              if (pos != n - 1) w.send(i, mod(i + 1, n), bytes, 0, after(prev));
+            }
+          }
+          return;
+        case Algorithm::Direct:
+          for (int j = 0; j < n; ++j) {
+            if (j == q.root) continue;
+            if (reduce) {
+              w.send(j, q.root, bytes, 0);
+              w.reduce(q.root, bytes, {w.recv(q.root, j, bytes, 0)});
+            } else {
+              w.send(q.root, j, bytes, 0);
+              w.recv(j, q.root, bytes, 0);
+            }
+          }
+          return;
+        default:
+          throw unsupported();
+      }
+    }
+  }
+  throw unsupported();
+}
+
+bool power_of_two(int n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
+}  // namespace
+
+Plan build_plan(const CollectiveRequest& q) {
+  if (q.ranks < 1) throw std::invalid_argument("a collective needs at least one rank");
+  if (q.bytes == 0) throw std::invalid_argument("a collective needs a size above 0 bytes");
+  if (q.splits < 1) throw std::invalid_argument("dataset splits must be at least 1");
+  if (q.active_chunks < 0) throw std::invalid_argument("active chunks must not be negative");
+  if (q.ranks > 32768) throw std::invalid_argument("at most 32768 ranks per collective");
+  if (q.root < 0 || q.root >= q.ranks) throw std::invalid_argument("root outside the communicator");
+  if (q.algorithm == Algorithm::HalvingDoubling && !power_of_two(q.ranks))
+    throw std::invalid_argument("halving_doubling needs a power-of-two rank count, got " +
+                                std::to_string(q.ranks));
+  Plan plan;
+  plan.algorithm = to_string(q.algorithm);
+  plan.ranks.resize(q.ranks);
+  if (q.ranks == 1) return plan;  // nothing to exchange
+
+  const int splits = static_cast<int>(std::min<uint64_t>(q.splits, q.bytes));
+  std::vector<std::vector<uint32_t>> chunk_end(q.ranks);  // per rank: the Nop closing each chunk
+  for (int c = 0; c < splits; ++c) {
+    std::vector<size_t> first(q.ranks);
+    for (int r = 0; r < q.ranks; ++r) first[r] = plan.ranks[r].ops.size();
+    build_chunk(q, plan, part(q.bytes, splits, c), static_cast<uint32_t>(c) << 16);
+    for (int r = 0; r < q.ranks; ++r) {
+      auto& ops = plan.ranks[r].ops;
+      // At most `active_chunks` chunks in flight: this chunk starts when chunk c - A has ended.
+      if (q.active_chunks > 0 && c >= q.active_chunks) {
+        uint32_t gate = chunk_end[r][c - q.active_chunks];
+        for (size_t i = first[r]; i < ops.size(); ++i)
+          if (ops[i].deps.empty()) ops[i].deps.push_back(gate);
+      }
+      // The chunk ends when its sinks (ops nothing else in the chunk waits for) have finished.
+      std::vector<bool> waited_on(ops.size() - first[r], false);
+      for (size_t i = first[r]; i < ops.size(); ++i)
+        for (uint32_t d : ops[i].deps)
+          if (d >= first[r]) waited_on[d - first[r]] = true;
+      Op end{OpKind::Nop, -1, 0, 0, {}};
+      for (size_t i = first[r]; i < ops.size(); ++i)
+        if (!waited_on[i - first[r]]) end.deps.push_back(static_cast<uint32_t>(i));
+      ops.push_back(std::move(end));
+      chunk_end[r].push_back(static_cast<uint32_t>(ops.size() - 1));
+    }
+  }
+  plan.validate();
+  return plan;
+}
+
+}  // namespace wafersim::collectives

@@ -1,0 +1,36 @@
+#pragma once
+// The built-in collective algorithms. Each returns a validated Plan for one collective of `bytes`
+// over `ranks` participants, split into `splits` chunks of which at most `active_chunks` run at
+// once per rank.
+#include <string>
+
+#include "models/collectives/plan.h"
+
+namespace wafersim::collectives {
+
+enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, Reduce };
+enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree };
+
+const char* to_string(Collective c);
+const char* to_string(Algorithm a);
+// Accepts wafersim names (ring, direct, halving_doubling, double_binary_tree) and ASTRA-sim's
+// (ring, direct, halvingDoubling, doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling).
+Algorithm algorithm_from_string(const std::string& text);  // throws std::invalid_argument
+
+struct CollectiveRequest {
+  Collective collective = Collective::AllReduce;
+  Algorithm algorithm = Algorithm::Ring;
+  int ranks = 0;
+  // ALL_GATHER: each rank's input; the others: the whole buffer (Chakra's comm_size convention).
+  uint64_t bytes = 0;
+  int splits = 1;         // chunks the collective is cut into
+  int active_chunks = 1;  // chunks in flight at once per rank (0 = all)
+  int root = 0;           // Broadcast / Reduce
+};
+
+// Throws std::invalid_argument when the algorithm does not support the request (e.g.
+// halving-doubling on a rank count that is not a power of two, or double binary tree for
+// all-to-all).
+Plan build_plan(const CollectiveRequest& request);
+
+}  // namespace wafersim::collectives

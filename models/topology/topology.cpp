@@ -1,0 +1,222 @@
+#include "models/topology/topology.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace wafersim::topology {
+
+const char* to_string(Shape shape) {
+  switch (shape) {
+    case Shape::Mesh:
+      return "mesh";
+    case Shape::Ring:
+      return "ring";
+    case Shape::FullyConnected:
+      return "fully_connected";
+    case Shape::Switch:
+      return "switch";
+  }
+  return "?";
+}
+
+Shape shape_from_string(const std::string& text) {
+  if (text == "mesh") return Shape::Mesh;
+  if (text == "ring" || text == "Ring") return Shape::Ring;
+  if (text == "fully_connected" || text == "FullyConnected") return Shape::FullyConnected;
+  if (text == "switch" || text == "Switch") return Shape::Switch;
+  throw std::invalid_argument("unknown topology '" + text +
+                              "' (expected mesh, ring, fully_connected or switch)");
+}
+
+int Topology::add_node(NodeKind kind, std::string name, int rank, int x, int y) {
+  Node n;
+  n.id = static_cast<int>(nodes_.size());
+  n.kind = kind;
+  n.name = std::move(name);
+  n.rank = rank;
+  n.x = x;
+  n.y = y;
+  nodes_.push_back(n);
+  out_.emplace_back();
+  in_.emplace_back();
+  return n.id;
+}
+
+int Topology::add_link(int src, int dst, double gbps, double latency_ns, bool attach) {
+  Link l;
+  l.id = static_cast<int>(links_.size());
+  l.src = src;
+  l.dst = dst;
+  l.bytes_per_cycle = gbps / spec_.clock_ghz;  // GB/s / (Gcycles/s) = bytes per cycle
+  l.latency_cycles = static_cast<uint32_t>(std::llround(latency_ns * spec_.clock_ghz));
+  l.attach = attach;
+  l.name = nodes_[src].name + "->" + nodes_[dst].name;
+  links_.push_back(l);
+  out_[src].push_back(l.id);
+  in_[dst].push_back(l.id);
+  return l.id;
+}
+
+void Topology::add_duplex(int a, int b, double gbps, double latency_ns, bool attach) {
+  add_link(a, b, gbps, latency_ns, attach);
+  add_link(b, a, gbps, latency_ns, attach);
+}
+
+int Topology::link_between(int src, int dst) const {
+  for (int l : out_[src])
+    if (links_[l].dst == dst) return l;
+  return -1;
+}
+
+void Topology::attach_npus_to_routers(const std::vector<int>& routers) {
+  for (size_t r = 0; r < routers.size(); ++r) {
+    int router = routers[r];
+    double injection = spec_.injection_bandwidth_gbps;
+    if (injection <= 0) {
+      injection = 0;
+      for (int l : out_[router]) injection += links_[l].bytes_per_cycle * spec_.clock_ghz;
+    }
+    add_duplex(npu_nodes_[r], router, injection, spec_.injection_latency_ns, true);
+    router_of_rank_[r] = router;
+  }
+}
+
+Topology Topology::build(const NetworkSpec& spec) {
+  if (spec.clock_ghz <= 0) throw std::invalid_argument("clock_ghz must be positive");
+  if (!(spec.link_bandwidth_gbps > 0))
+    throw std::invalid_argument("link_bandwidth_gbps must be positive, got " +
+                                std::to_string(spec.link_bandwidth_gbps));
+  if (spec.link_latency_ns < 0) throw std::invalid_argument("link_latency_ns must not be negative");
+  if (spec.injection_bandwidth_gbps < 0)
+    throw std::invalid_argument("injection_bandwidth_gbps must not be negative");
+  if (spec.injection_latency_ns < 0)
+    throw std::invalid_argument("injection_latency_ns must not be negative");
+
+  Topology t;
+  t.spec_ = spec;
+  int npus = spec.shape == Shape::Mesh ? spec.mesh_x * spec.mesh_y : spec.npus;
+  if (spec.shape == Shape::Mesh && (spec.mesh_x < 1 || spec.mesh_y < 1))
+    throw std::invalid_argument("mesh needs mesh_x >= 1 and mesh_y >= 1");
+  if (npus < 2)
+    throw std::invalid_argument("a platform needs at least 2 NPUs, got " + std::to_string(npus));
+  t.spec_.npus = npus;
+  t.router_of_rank_.assign(npus, -1);
+  for (int r = 0; r < npus; ++r) {
+    int x = spec.shape == Shape::Mesh ? r % spec.mesh_x : -1;
+    int y = spec.shape == Shape::Mesh ? r / spec.mesh_x : -1;
+    t.npu_nodes_.push_back(t.add_node(NodeKind::Npu, "npu" + std::to_string(r), r, x, y));
+  }
+
+  const double bw = spec.link_bandwidth_gbps, lat = spec.link_latency_ns;
+  std::vector<int> routers;
+  switch (spec.shape) {
+    case Shape::Mesh: {
+      for (int r = 0; r < npus; ++r)
+        routers.push_back(t.add_node(NodeKind::Router, "router" + std::to_string(r), -1,
+                                     r % spec.mesh_x, r / spec.mesh_x));
+      for (int y = 0; y < spec.mesh_y; ++y)
+        for (int x = 0; x < spec.mesh_x; ++x) {
+          int here = routers[y * spec.mesh_x + x];
+          if (x + 1 < spec.mesh_x)
+            t.add_duplex(here, routers[y * spec.mesh_x + x + 1], bw, lat, false);
+          if (y + 1 < spec.mesh_y)
+            t.add_duplex(here, routers[(y + 1) * spec.mesh_x + x], bw, lat, false);
+        }
+      t.attach_npus_to_routers(routers);
+      break;
+    }
+    case Shape::Ring: {
+      for (int r = 0; r < npus; ++r)
+        routers.push_back(t.add_node(NodeKind::Router, "router" + std::to_string(r), -1, r));
+      if (npus == 2) {
+        t.add_duplex(routers[0], routers[1], bw, lat, false);
+      } else {
+        for (int r = 0; r < npus; ++r)
+          t.add_duplex(routers[r], routers[(r + 1) % npus], bw, lat, false);
+        t.links_[t.link_between(routers[npus - 1], routers[0])].dateline = true;
+        t.links_[t.link_between(routers[0], routers[npus - 1])].dateline = true;
+        t.needs_dateline_ = npus > 3;  // with 3 NPUs every route is one hop
+      }
+      t.attach_npus_to_routers(routers);
+      break;
+    }
+    case Shape::FullyConnected: {
+      for (int r = 0; r < npus; ++r)
+        routers.push_back(t.add_node(NodeKind::Router, "router" + std::to_string(r), -1, r));
+      for (int a = 0; a < npus; ++a)
+        for (int b = a + 1; b < npus; ++b) t.add_duplex(routers[a], routers[b], bw, lat, false);
+      t.attach_npus_to_routers(routers);
+      break;
+    }
+    case Shape::Switch: {
+      int sw = t.add_node(NodeKind::Router, "switch", -1);
+      for (int r = 0; r < npus; ++r) {
+        t.add_duplex(t.npu_nodes_[r], sw, bw, lat, false);
+        t.router_of_rank_[r] = sw;
+      }
+      break;
+    }
+  }
+  t.compute_routes();
+  return t;
+}
+
+void Topology::compute_routes() {
+  const int npus = npu_count();
+  route_.assign(nodes_.size() * npus, -1);
+  for (const Node& n : nodes_) {
+    for (int d = 0; d < npus; ++d) {
+      int& next = route_[n.id * npus + d];
+      if (n.kind == NodeKind::Npu) {
+        if (n.rank != d) next = out_[n.id].front();
+        continue;
+      }
+      int dst_router = router_of_rank_[d];
+      if (n.id == dst_router) {
+        next = link_between(n.id, npu_nodes_[d]);
+        continue;
+      }
+      const Node& target = nodes_[dst_router];
+      int hop = -1;
+      switch (spec_.shape) {
+        case Shape::Mesh: {  // dimension order: X first, then Y
+          int x = n.x, y = n.y;
+          if (target.x != x)
+            x += target.x > x ? 1 : -1;
+          else
+            y += target.y > y ? 1 : -1;
+          hop = link_between(n.id, npu_count() + y * spec_.mesh_x + x);
+          break;
+        }
+        case Shape::Ring: {  // the shorter way; ties go clockwise
+          int cw = ((target.x - n.x) % npus + npus) % npus;
+          int step = cw <= npus - cw ? 1 : -1;
+          hop = link_between(n.id, npu_count() + ((n.x + step) % npus + npus) % npus);
+          break;
+        }
+        case Shape::FullyConnected:
+          hop = link_between(n.id, dst_router);
+          break;
+        case Shape::Switch:
+          break;  // the switch is every NPU's router
+      }
+      if (hop < 0)
+        throw std::logic_error("no route from " + n.name + " to npu" + std::to_string(d));
+      next = hop;
+    }
+  }
+}
+
+std::vector<int> Topology::path(int src_rank, int dst_rank) const {
+  std::vector<int> links;
+  int node = npu_node(src_rank), dst = npu_node(dst_rank);
+  while (node != dst) {
+    int l = next_link(node, dst_rank);
+    links.push_back(l);
+    node = links_[l].dst;
+    if (links.size() > links_.size()) throw std::logic_error("routing loop");
+  }
+  return links;
+}
+
+}  // namespace wafersim::topology

@@ -1,0 +1,98 @@
+#pragma once
+// The one topology graph (DESIGN.md decision 4): NPUs, routers / switches and directed links, plus
+// the routing table every hop uses. The platform builder, the collectives and the reports read this
+// graph.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wafersim::topology {
+
+enum class Shape { Mesh, Ring, FullyConnected, Switch };
+
+const char* to_string(Shape shape);
+Shape shape_from_string(const std::string& text);  // throws std::invalid_argument
+
+// What a platform file says about the network. Bandwidths are GB/s = 1e9 bytes/s per link per
+// direction.
+struct NetworkSpec {
+  Shape shape = Shape::Mesh;
+  int npus = 0;    // ring / fully-connected / switch: number of NPUs
+  int mesh_x = 0;  // mesh: columns
+  int mesh_y = 0;  // mesh: rows
+  double clock_ghz = 1.0;
+  double link_bandwidth_gbps = 0;
+  double link_latency_ns = 0;
+  // NPU <-> its router. 0 bandwidth = the sum of that router's network links (the NPU can drive all
+  // of them at once). A switch topology has no per-NPU router: the NPU's port is a network link.
+  double injection_bandwidth_gbps = 0;
+  double injection_latency_ns = 0;
+};
+
+enum class NodeKind { Npu, Router };
+
+struct Node {
+  int id = 0;
+  NodeKind kind = NodeKind::Router;
+  std::string name;
+  int rank = -1;  // NPUs: their rank
+  int x = -1, y = -1;
+};
+
+struct Link {
+  int id = 0;
+  int src = 0;  // node ids
+  int dst = 0;
+  double bytes_per_cycle = 0;
+  uint32_t latency_cycles = 0;
+  bool dateline =
+      false;            // crossing it moves a packet to the upper VC class (ring deadlock freedom)
+  bool attach = false;  // NPU <-> router link rather than a network link
+  std::string name;
+};
+
+class Topology {
+ public:
+  // Validates the spec (throws std::invalid_argument naming the key) and builds the graph and
+  // routes.
+  static Topology build(const NetworkSpec& spec);
+
+  const NetworkSpec& spec() const { return spec_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Link>& links() const { return links_; }
+  int npu_count() const { return static_cast<int>(npu_nodes_.size()); }
+  int npu_node(int rank) const { return npu_nodes_.at(rank); }
+  const std::vector<int>& out_links(int node) const { return out_[node]; }
+  const std::vector<int>& in_links(int node) const { return in_[node]; }
+  std::vector<Link> links_of(const std::vector<int>& ids) const {
+    std::vector<Link> out;
+    for (int id : ids) out.push_back(links_[id]);
+    return out;
+  }
+
+  // The link a packet at `node` takes towards NPU `dst_rank`.
+  int next_link(int node, int dst_rank) const { return route_[node * npu_count() + dst_rank]; }
+  // Links on the path from one NPU to another, in order.
+  std::vector<int> path(int src_rank, int dst_rank) const;
+  // Whether routes need two VC classes to stay deadlock-free (rings with multi-hop routes).
+  bool needs_dateline_classes() const { return needs_dateline_; }
+
+ private:
+  int add_node(NodeKind kind, std::string name, int rank = -1, int x = -1, int y = -1);
+  int add_link(int src, int dst, double gbps, double latency_ns, bool attach);
+  void add_duplex(int a, int b, double gbps, double latency_ns, bool attach);
+  int link_between(int src, int dst) const;
+  void attach_npus_to_routers(const std::vector<int>& routers);
+  void compute_routes();
+
+  NetworkSpec spec_;
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::vector<int> npu_nodes_;
+  std::vector<int> router_of_rank_;
+  std::vector<std::vector<int>> out_, in_;
+  std::vector<int> route_;
+  bool needs_dateline_ = false;
+};
+
+}  // namespace wafersim::topology

@@ -1,0 +1,72 @@
+#pragma once
+// In-memory form of one rank's Chakra execution trace, independent of the protobuf classes so that
+// the replay never touches the wire format. Attributes are already resolved by name
+// (docs/formats.md).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wafersim::chakra {
+
+enum class NodeKind : int {
+  Invalid = 0,
+  Metadata = 1,
+  MemLoad = 2,
+  MemStore = 3,
+  Compute = 4,
+  Send = 5,
+  Recv = 6,
+  Collective = 7,
+};
+
+// Values of Chakra's CollectiveCommType.
+enum class CollectiveKind : int {
+  AllReduce = 0,
+  Reduce = 1,
+  AllGather = 2,
+  Gather = 3,
+  Scatter = 4,
+  Broadcast = 5,
+  AllToAll = 6,
+  ReduceScatter = 7,
+  ReduceScatterBlock = 8,
+  Barrier = 9,
+};
+
+const char* to_string(NodeKind kind);
+const char* to_string(CollectiveKind kind);
+
+struct TraceNode {
+  uint64_t id = 0;
+  std::string name;
+  NodeKind kind = NodeKind::Invalid;
+  std::vector<uint64_t> data_deps;
+  std::vector<uint64_t> ctrl_deps;
+  uint64_t duration_micros = 0;
+  bool is_cpu_op = false;
+  std::optional<uint64_t> num_ops;      // COMP: operations, for roofline
+  std::optional<uint64_t> tensor_size;  // COMP / MEM: bytes (or elements, see size unit)
+  std::optional<uint64_t> comm_size;    // COLL / SEND / RECV: bytes (or elements)
+  std::optional<int64_t> comm_type;     // COLL: a CollectiveKind value
+  std::optional<int64_t> comm_src;
+  std::optional<int64_t> comm_dst;
+  std::optional<int64_t> comm_tag;
+  int64_t comm_priority = 0;
+  std::string pg_name;
+  std::string inputs_values;  // free-form; PyTorch captures keep process groups here
+};
+
+struct Trace {
+  std::string file;
+  std::string version;
+  std::vector<TraceNode> nodes;
+};
+
+// Reads one `.et` file (plain or gzip). Throws InputError naming the file and node on bad input.
+Trace read_trace(const std::string& path);
+
+// Writes a trace in the same format (version "1.0.0"), readable by Chakra and ASTRA-sim.
+void write_trace(const std::string& path, const Trace& trace);
+
+}  // namespace wafersim::chakra

@@ -1,0 +1,40 @@
+#pragma once
+// A workload: one Chakra trace per rank plus the communicator groups, checked before anything runs
+// so that bad input is reported with its file and node instead of hanging the replay.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tb/chakra/trace.h"
+
+namespace wafersim::chakra {
+
+enum class DependencyMode { DataAndControl, DataOnly };
+
+struct WorkloadOptions {
+  std::string prefix;  // files are <prefix>.<rank>.et
+  int ranks = 0;
+  DependencyMode dependencies = DependencyMode::DataAndControl;
+  uint64_t size_unit_bytes = 1;  // multiplies comm_size and tensor_size (element counts -> bytes)
+  std::string comm_groups;       // JSON {"group": [ranks]}; empty = <dir>/workload.json if present
+};
+
+struct Workload {
+  std::vector<Trace> ranks;
+  std::map<std::string, std::vector<int>> groups;  // pg_name -> ranks in communicator order
+  std::string groups_source;
+  DependencyMode dependencies = DependencyMode::DataAndControl;
+
+  // The dependencies the replay honours for a node in this mode.
+  std::vector<uint64_t> dependencies_of(const TraceNode& node) const;
+  size_t node_count() const;
+};
+
+// Loads and validates. Throws InputError naming the file, the node and the problem.
+Workload load_workload(const WorkloadOptions& options);
+// Checks one already-built workload (used by the loader and by generators' tests).
+void validate(const Workload& workload);
+
+std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path, int ranks);
+
+}  // namespace wafersim::chakra

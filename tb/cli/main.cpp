@@ -1,0 +1,133 @@
+// The `wafersim` command line: run, study, generate. See docs/usage.md.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <systemc>
+
+#include "models/common/error.h"
+#include "tb/chakra/generator.h"
+#include "tb/run/run.h"
+#include "tb/study/study.h"
+
+using namespace wafersim;
+
+int sc_main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  CLI::App app{"wafersim: a SystemC / TLM-2.0 cycle-level simulator of distributed DNN training"};
+  app.require_subcommand(1);
+
+  tb::RunOptions run;
+  std::string deps = "all";
+  bool quiet = false;
+  auto* run_cmd = app.add_subcommand("run", "replay a Chakra workload on a platform");
+  run_cmd->add_option("--platform", run.platform, "wafersim platform YAML (configs/*.yaml)");
+  run_cmd->add_option("--astra-network", run.astra_network, "ASTRA-sim analytical network .yml");
+  run_cmd->add_option("--astra-system", run.astra_system, "ASTRA-sim system .json");
+  run_cmd->add_option("--workload", run.workload.prefix, "trace prefix: files <prefix>.<rank>.et")
+      ->required();
+  run_cmd->add_option("--out", run.out_dir, "output folder for report.json");
+  run_cmd->add_option("--fidelity", run.fidelity,
+                      "flit | packet | message (overrides the platform)");
+  run_cmd->add_option("--set", run.overrides, "override a platform key: section.key=value")
+      ->take_all();
+  run_cmd->add_option("--deps", deps, "dependencies honoured: all (data + control) | data")
+      ->check(CLI::IsMember({"all", "data"}));
+  run_cmd->add_option("--size-unit", run.workload.size_unit_bytes,
+                      "bytes per unit of comm_size / tensor_size (e.g. 2 for FP16 element counts)");
+  run_cmd->add_option("--comm-groups", run.workload.comm_groups,
+                      "communicator groups JSON (default: <trace dir>/workload.json if present)");
+  run_cmd->add_flag("--quiet", quiet, "print nothing but errors");
+
+  std::string study_file, study_out;
+  int jobs = 1;
+  auto* study_cmd = app.add_subcommand("study", "run a list or grid of runs and tabulate them");
+  study_cmd->add_option("file", study_file, "study YAML (configs/studies/*.yaml)")->required();
+  study_cmd->add_option("--out", study_out, "output folder for results.csv and one folder per run")
+      ->required();
+  study_cmd->add_option("-j,--jobs", jobs, "runs at a time")->check(CLI::PositiveNumber);
+
+  std::string gen_prefix, gen_collective = "all_reduce";
+  chakra::MicrobenchmarkSpec gen;
+  auto* gen_cmd = app.add_subcommand("generate", "write a collective microbenchmark as Chakra ET");
+  gen_cmd->add_option("--prefix", gen_prefix, "output prefix: files <prefix>.<rank>.et")
+      ->required();
+  gen_cmd->add_option("--collective", gen_collective,
+                      "all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce");
+  gen_cmd->add_option("--bytes", gen.bytes, "comm_size in bytes (all_gather: per rank)");
+  gen_cmd->add_option("--ranks", gen.ranks, "number of ranks")->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--iterations", gen.iterations, "collectives in sequence")
+      ->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--compute-us", gen.compute_micros, "compute before each collective, in us");
+
+  std::string inspect_file;
+  auto* inspect_cmd = app.add_subcommand("inspect", "print the nodes of one .et file");
+  inspect_cmd->add_option("file", inspect_file, "a Chakra .et file")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  if (*run_cmd) {
+    run.workload.dependencies =
+        deps == "data" ? chakra::DependencyMode::DataOnly : chakra::DependencyMode::DataAndControl;
+    std::ostringstream sink;
+    return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
+  }
+  if (*study_cmd) {
+    try {
+      tb::Study study = tb::load_study(study_file);
+      std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+      int failed = tb::run_study(study, self, study_out, jobs, std::cout);
+      std::cout << study.runs.size() << " runs, " << failed << " failed; table: " << study_out
+                << "/results.csv\n";
+      return 0;
+    } catch (const InputError& e) {
+      std::cerr << "wafersim: error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  if (*inspect_cmd) {
+    try {
+      chakra::Trace t = chakra::read_trace(inspect_file);
+      std::cout << inspect_file << ": version '" << t.version << "', " << t.nodes.size()
+                << " nodes\n";
+      for (const auto& n : t.nodes) {
+        std::cout << n.id << " " << chakra::to_string(n.kind) << " '" << n.name << "'";
+        if (n.is_cpu_op) std::cout << " cpu";
+        if (n.duration_micros) std::cout << " duration_us=" << n.duration_micros;
+        if (n.num_ops) std::cout << " num_ops=" << *n.num_ops;
+        if (n.tensor_size) std::cout << " tensor_size=" << *n.tensor_size;
+        if (n.comm_type) std::cout << " comm_type=" << *n.comm_type;
+        if (n.comm_size) std::cout << " comm_size=" << *n.comm_size;
+        if (n.comm_src) std::cout << " comm_src=" << *n.comm_src;
+        if (n.comm_dst) std::cout << " comm_dst=" << *n.comm_dst;
+        if (n.comm_tag) std::cout << " comm_tag=" << *n.comm_tag;
+        if (!n.pg_name.empty()) std::cout << " pg_name=" << n.pg_name;
+        std::cout << " data_deps=[";
+        for (auto d : n.data_deps) std::cout << d << " ";
+        std::cout << "] ctrl_deps=[";
+        for (auto d : n.ctrl_deps) std::cout << d << " ";
+        std::cout << "]\n";
+      }
+      return 0;
+    } catch (const InputError& e) {
+      std::cerr << "wafersim: error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  if (*gen_cmd) {
+    try {
+      gen.collective = chakra::collective_from_string(gen_collective);
+      chakra::write_microbenchmark(gen_prefix, gen);
+      std::cout << "wrote " << gen.ranks << " traces " << gen_prefix << ".<rank>.et\n";
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "wafersim: error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}

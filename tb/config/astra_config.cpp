@@ -1,0 +1,190 @@
+// Reads ASTRA-sim's analytical network file (.yml) and system file (.json) unchanged, and maps them
+// to a wafersim platform. The mapping and the differences are documented in docs/astra-sim.md.
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "models/common/error.h"
+#include "tb/config/platform_spec.h"
+
+namespace wafersim::tb {
+
+namespace {
+
+// ASTRA-sim's network "GB/s" is 2^30 bytes per second (measured: docs/astra-sim.md).
+constexpr double kGiBps = 1073741824.0 / 1e9;
+
+std::vector<std::string> list_of(const YAML::Node& root, const std::string& file, const char* key) {
+  YAML::Node n = root[key];
+  if (!n) throw InputError(file, std::string("key '") + key + "'", "missing");
+  std::vector<std::string> out;
+  if (n.IsSequence())
+    for (const auto& e : n) out.push_back(e.Scalar());
+  else
+    out.push_back(n.Scalar());
+  return out;
+}
+
+double number_in(const std::string& file, const char* key, const std::string& text) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (...) {
+  }
+  throw InputError(file, std::string("key '") + key + "'", "not a number: '" + text + "'");
+}
+
+void read_network(PlatformSpec& spec, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::BadFile&) {
+    throw InputError(file, "", "cannot open file");
+  } catch (const YAML::Exception& e) {
+    throw InputError(file, "line " + std::to_string(e.mark.line + 1), e.msg);
+  }
+  if (!root.IsMap()) throw InputError(file, "", "expected a YAML mapping");
+  static const std::set<std::string> known = {"topology", "npus_count", "bandwidth", "latency"};
+  for (const auto& e : root)
+    if (!known.count(e.first.Scalar()))
+      throw InputError(file, "key '" + e.first.Scalar() + "'",
+                       "unknown key (expected topology, npus_count, bandwidth, latency)");
+  auto topo = list_of(root, file, "topology");
+  auto npus = list_of(root, file, "npus_count");
+  auto bw = list_of(root, file, "bandwidth");
+  auto lat = list_of(root, file, "latency");
+  if (npus.size() != topo.size() || bw.size() != topo.size() || lat.size() != topo.size())
+    throw InputError(file, "topology",
+                     "topology, npus_count, bandwidth and latency need one entry per dimension");
+  if (topo.size() != 1)
+    throw InputError(file, "topology",
+                     std::to_string(topo.size()) +
+                         "-dimensional networks are not supported yet: only one dimension (Ring, "
+                         "FullyConnected or Switch)");
+  try {
+    spec.network.shape = topology::shape_from_string(topo[0]);
+  } catch (const std::exception& e) {
+    throw InputError(file, "topology", e.what());
+  }
+  if (spec.network.shape == topology::Shape::Mesh)
+    throw InputError(file, "topology", "expected Ring, FullyConnected or Switch");
+  double n = number_in(file, "npus_count", npus[0]);
+  if (n < 2 || n != std::floor(n))
+    throw InputError(file, "npus_count", "must be a whole number >= 2");
+  spec.network.npus = static_cast<int>(n);
+  double gbps = number_in(file, "bandwidth", bw[0]);
+  if (!(gbps > 0)) throw InputError(file, "bandwidth", "must be positive, got " + bw[0]);
+  spec.network.link_bandwidth_gbps = gbps * kGiBps;
+  double ns = number_in(file, "latency", lat[0]);
+  if (ns < 0) throw InputError(file, "latency", "must not be negative, got " + lat[0]);
+  spec.network.link_latency_ns = ns;
+}
+
+void read_system(PlatformSpec& spec, const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file, "", "cannot open file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(file, "byte " + std::to_string(e.byte), "invalid JSON");
+  }
+  if (!j.is_object()) throw InputError(file, "", "expected a JSON object");
+  auto item = [&](const std::string& key) { return "key '" + key + "'"; };
+  auto integer = [&](const std::string& key, long long min) {
+    const auto& v = j.at(key);
+    if (!v.is_number_integer() || v.get<long long>() < min)
+      throw InputError(file, item(key), "expected a whole number >= " + std::to_string(min));
+    return v.get<long long>();
+  };
+  auto positive = [&](const std::string& key) {
+    const auto& v = j.at(key);
+    if (!v.is_number() || !(v.get<double>() > 0))
+      throw InputError(file, item(key), "expected a positive number");
+    return v.get<double>();
+  };
+  auto algorithm = [&](const std::string& key, collectives::Algorithm& out) {
+    const auto& v = j.at(key);
+    if (!v.is_array() || v.empty() || !v[0].is_string())
+      throw InputError(file, item(key), "expected a list of algorithm names, one per dimension");
+    if (v.size() != 1)
+      throw InputError(file, item(key),
+                       "one entry per dimension: only one dimension is supported yet");
+    try {
+      out = collectives::algorithm_from_string(v[0].get<std::string>());
+    } catch (const std::exception& e) {
+      throw InputError(file, item(key), e.what());
+    }
+  };
+  for (const auto& [key, value] : j.items()) {
+    if (key == "scheduling-policy") {
+      if (!value.is_string() || (value != "LIFO" && value != "FIFO"))
+        throw InputError(file, item(key), "expected LIFO or FIFO");
+    } else if (key == "endpoint-delay") {
+      spec.fabric.endpoint_delay_cycles = static_cast<uint32_t>(integer(key, 0));
+    } else if (key == "active-chunks-per-dimension") {
+      spec.collectives.active_chunks = static_cast<int>(integer(key, 1));
+    } else if (key == "preferred-dataset-splits") {
+      spec.collectives.dataset_splits = static_cast<int>(integer(key, 1));
+    } else if (key == "all-reduce-implementation") {
+      algorithm(key, spec.collectives.all_reduce);
+    } else if (key == "all-gather-implementation") {
+      algorithm(key, spec.collectives.all_gather);
+    } else if (key == "reduce-scatter-implementation") {
+      algorithm(key, spec.collectives.reduce_scatter);
+    } else if (key == "all-to-all-implementation") {
+      algorithm(key, spec.collectives.all_to_all);
+    } else if (key.size() > 7 && key.compare(key.size() - 7, 7, "-custom") == 0) {
+      throw InputError(
+          file, item(key),
+          "custom collectives (MSCCL XML / Chakra collective graphs) are not supported yet");
+    } else if (key == "local-mem-bw") {
+      spec.npu.hbm_bandwidth_gbps = spec.npu.reduce_bandwidth_gbps = positive(key);
+    } else if (key == "peak-perf") {
+      spec.npu.peak_tflops = positive(key);
+    } else if (key == "roofline-enabled") {
+      spec.compute = integer(key, 0) != 0 ? ComputeModel::Roofline : ComputeModel::Duration;
+    } else if (key == "collective-optimization" || key == "boost-mode" ||
+               key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling" ||
+               key == "replay-only" || key == "track-local-mem" || key == "local-reduction-delay") {
+      // Accepted for compatibility; not modelled (docs/astra-sim.md says why).
+    } else {
+      throw InputError(file, item(key), "unknown ASTRA-sim system key");
+    }
+  }
+}
+
+}  // namespace
+
+PlatformSpec load_astra_platform(const std::string& network_yml, const std::string& system_json,
+                                 const std::vector<std::string>& overrides) {
+  PlatformSpec spec;
+  spec.name = "astra-sim";
+  spec.source = network_yml + " + " + system_json;
+  // An ASTRA-sim network has no routers to speak of: zero pipeline delays, and buffers deep enough
+  // that credits never throttle a link (ASTRA-sim has no flow control). Packets of 4 KiB.
+  spec.fabric.fidelity = hw::Fidelity::Packet;
+  spec.fabric.flit_bytes = 256;
+  spec.fabric.packet_bytes = 4096;
+  spec.fabric.routing_delay_cycles = 0;
+  spec.fabric.vc_alloc_delay_cycles = 0;
+  spec.fabric.sw_alloc_delay_cycles = 0;
+  spec.fabric.switch_traversal_delay_cycles = 0;
+  spec.fabric.credit_delay_cycles = 0;
+  spec.npu.peak_tflops = 900;
+  spec.npu.hbm_bandwidth_gbps = spec.npu.reduce_bandwidth_gbps = 1600;
+  read_network(spec, network_yml);
+  read_system(spec, system_json);
+  // Buffer = twice the bandwidth-delay product of a link plus two packets, in flits.
+  double bytes_per_ns = spec.network.link_bandwidth_gbps;
+  double bdp = 2 * spec.network.link_latency_ns * bytes_per_ns + 2.0 * spec.fabric.packet_bytes;
+  spec.fabric.buffer_flits = static_cast<uint32_t>(std::ceil(bdp / spec.fabric.flit_bytes)) + 1;
+  apply_overrides(spec, overrides);
+  return spec;
+}
+
+}  // namespace wafersim::tb

@@ -1,0 +1,46 @@
+#pragma once
+// Everything a run needs to know about the machine, filled from a wafersim YAML platform or from
+// ASTRA-sim's network + system files. docs/config.md lists every key with its unit and default.
+#include <string>
+#include <vector>
+
+#include "hw/noc/fabric_params.h"
+#include "hw/npu/npu.h"
+#include "models/collectives/algorithms.h"
+#include "models/topology/topology.h"
+
+namespace wafersim::tb {
+
+struct CollectiveConfig {
+  collectives::Algorithm all_reduce = collectives::Algorithm::Ring;
+  collectives::Algorithm all_gather = collectives::Algorithm::Ring;
+  collectives::Algorithm reduce_scatter = collectives::Algorithm::Ring;
+  collectives::Algorithm all_to_all = collectives::Algorithm::Direct;
+  collectives::Algorithm broadcast = collectives::Algorithm::Ring;
+  collectives::Algorithm reduce = collectives::Algorithm::Ring;
+  int dataset_splits = 1;
+  int active_chunks = 1;
+};
+
+enum class ComputeModel { Duration, Roofline };
+
+struct PlatformSpec {
+  std::string name;
+  std::string source;  // file(s) it came from, for messages
+  topology::NetworkSpec network;
+  hw::FabricParams fabric;
+  hw::NpuParams npu;
+  CollectiveConfig collectives;
+  ComputeModel compute = ComputeModel::Duration;
+};
+
+// `overrides` are `section.key=value` strings applied on top of the file (the study runner and
+// `--set` use them). Throws InputError naming the file and key.
+PlatformSpec load_platform(const std::string& path, const std::vector<std::string>& overrides = {});
+// ASTRA-sim analytical network (.yml) and system (.json) files, read unchanged.
+PlatformSpec load_astra_platform(const std::string& network_yml, const std::string& system_json,
+                                 const std::vector<std::string>& overrides = {});
+// Applies `section.key=value` overrides to an already loaded spec.
+void apply_overrides(PlatformSpec& spec, const std::vector<std::string>& overrides);
+
+}  // namespace wafersim::tb

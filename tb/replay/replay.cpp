@@ -1,0 +1,542 @@
+#include "tb/replay/replay.h"
+
+#include <algorithm>
+#include <deque>
+#include <sstream>
+#include <unordered_map>
+
+#include "models/common/error.h"
+
+namespace wafersim::tb {
+
+using chakra::CollectiveKind;
+using chakra::NodeKind;
+using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
+
+namespace {
+enum : uint8_t { kWaiting = 0, kIssued = 1, kDone = 2 };
+constexpr uint64_t kPointToPointTag = 1ull << 63;
+}  // namespace
+
+struct Replay::RankState {
+  int rank = 0;
+  const chakra::Trace* trace = nullptr;
+  std::vector<std::vector<size_t>> children;
+  std::vector<int> missing;
+  std::vector<uint8_t> state;
+  std::vector<uint32_t>
+      sequence;  // collectives: position among this rank's collectives of the group
+  std::map<size_t, CollectiveRun*> running;
+  size_t done = 0;
+  int compute_inflight = 0;
+  int comm_inflight = 0;
+  sc_time last, compute, comm, exposed, finish;
+};
+
+struct Replay::CollectiveRun {
+  int rank = 0;
+  size_t node = 0;
+  const std::vector<int>* members = nullptr;
+  std::shared_ptr<const collectives::Plan> plan;
+  const collectives::RankPlan* ops = nullptr;
+  uint64_t instance = 0;
+  std::vector<uint32_t> child_offsets, child_list;  // CSR: dependents of each op
+  std::vector<uint32_t> missing;
+  std::vector<uint8_t> state;
+  size_t remaining = 0;
+  size_t result = 0;
+};
+
+struct Replay::Command {
+  tlm::tlm_generic_payload trans;
+  hw::CommandExt ext;
+  int rank = 0;
+  size_t node = 0;
+  CollectiveRun* run = nullptr;
+  uint32_t op = 0;
+  Command() { trans.set_extension(&ext); }
+  ~Command() { trans.clear_extension(&ext); }
+};
+
+// Issue work is queued and drained iteratively, so long chains of instant nodes never recurse
+// deeply.
+namespace {
+struct Work {
+  int rank;
+  size_t node;
+  void* run;
+  uint32_t op;
+};
+thread_local std::deque<Work>* work_queue = nullptr;
+thread_local bool draining = false;
+}  // namespace
+
+Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
+               const PlatformSpec& spec, hw::Platform& platform)
+    : sc_module(name), workload_(workload), spec_(spec), platform_(platform) {
+  const int n = platform.npu_count();
+  if (static_cast<int>(workload.ranks.size()) != n)
+    throw InputError(
+        "workload", "",
+        std::to_string(workload.ranks.size()) + " traces for " + std::to_string(n) + " NPUs");
+  for (int r = 0; r < n; ++r) {
+    sockets_.push_back(std::make_unique<Socket>(("npu" + std::to_string(r)).c_str()));
+    sockets_.back()->register_nb_transport_bw(this, &Replay::completed, r);
+    sockets_.back()->bind(platform.npu(r).cmd);
+
+    auto state = std::make_unique<RankState>();
+    state->rank = r;
+    state->trace = &workload.ranks[r];
+    const auto& nodes = state->trace->nodes;
+    std::unordered_map<uint64_t, size_t> index;
+    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
+    state->children.resize(nodes.size());
+    state->missing.assign(nodes.size(), 0);
+    state->state.assign(nodes.size(), kWaiting);
+    state->sequence.assign(nodes.size(), 0);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (uint64_t d : workload.dependencies_of(nodes[i])) {
+        state->children[index.at(d)].push_back(i);
+        state->missing[i]++;
+      }
+      const auto& node = nodes[i];
+      if (spec.compute == ComputeModel::Roofline && node.kind == NodeKind::Compute &&
+          !node.is_cpu_op && !node.num_ops)
+        throw InputError(state->trace->file, "node " + std::to_string(node.id),
+                         "num_ops is missing (the roofline compute model needs it)");
+    }
+    // Collectives of one group match across ranks by their order of node id on each rank.
+    std::vector<size_t> order(nodes.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return nodes[a].id < nodes[b].id; });
+    std::map<std::string, uint32_t> seen;
+    for (size_t i : order)
+      if (nodes[i].kind == NodeKind::Collective && !nodes[i].is_cpu_op)
+        state->sequence[i] = seen[nodes[i].pg_name]++;
+    ranks_.push_back(std::move(state));
+  }
+  SC_METHOD(start);
+}
+
+Replay::~Replay() = default;
+
+void Replay::start() {
+  std::deque<Work> queue;
+  work_queue = &queue;
+  for (auto& r : ranks_)
+    for (size_t i = 0; i < r->missing.size(); ++i)
+      if (r->missing[i] == 0) queue.push_back({r->rank, i, nullptr, 0});
+  draining = true;
+  while (!queue.empty()) {
+    Work w = queue.front();
+    queue.pop_front();
+    if (w.run)
+      issue_plan_op(*static_cast<CollectiveRun*>(w.run), w.op);
+    else
+      issue(w.rank, w.node);
+  }
+  draining = false;
+  work_queue = nullptr;
+}
+
+void Replay::account(RankState& r) {
+  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time dt = now - r.last;
+  if (r.compute_inflight > 0) r.compute += dt;
+  if (r.comm_inflight > 0) r.comm += dt;
+  if (r.comm_inflight > 0 && r.compute_inflight == 0) r.exposed += dt;
+  r.last = now;
+}
+
+void Replay::send_command(int rank, Command* c) {
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_time delay = SC_ZERO_TIME;
+  c->ext.token = reinterpret_cast<uint64_t>(c);
+  (*sockets_[rank])->nb_transport_fw(c->trans, phase, delay);
+}
+
+uint32_t Replay::instance_of(const std::string& group, size_t sequence) {
+  auto key = std::make_pair(group, sequence);
+  auto it = instances_.find(key);
+  if (it != instances_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(instances_.size());
+  instances_.emplace(key, id);
+  return id;
+}
+
+std::shared_ptr<const collectives::Plan> Replay::plan_for(const chakra::TraceNode& node,
+                                                          int group_size,
+                                                          collectives::Collective& kind) {
+  const auto& c = spec_.collectives;
+  collectives::CollectiveRequest q;
+  q.ranks = group_size;
+  q.bytes = node.comm_size.value_or(0);
+  q.splits = c.dataset_splits;
+  q.active_chunks = c.active_chunks;
+  switch (static_cast<CollectiveKind>(*node.comm_type)) {
+    case CollectiveKind::AllReduce:
+      kind = collectives::Collective::AllReduce;
+      q.algorithm = c.all_reduce;
+      break;
+    case CollectiveKind::Barrier:  // a one-byte-per-rank all-reduce
+      kind = collectives::Collective::AllReduce;
+      q.algorithm = c.all_reduce;
+      q.bytes = group_size;
+      q.splits = 1;
+      break;
+    case CollectiveKind::AllGather:
+      kind = collectives::Collective::AllGather;
+      q.algorithm = c.all_gather;
+      break;
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::ReduceScatterBlock:
+      kind = collectives::Collective::ReduceScatter;
+      q.algorithm = c.reduce_scatter;
+      break;
+    case CollectiveKind::AllToAll:
+      kind = collectives::Collective::AllToAll;
+      q.algorithm = c.all_to_all;
+      break;
+    case CollectiveKind::Broadcast:
+      kind = collectives::Collective::Broadcast;
+      q.algorithm = c.broadcast;
+      break;
+    case CollectiveKind::Reduce:
+      kind = collectives::Collective::Reduce;
+      q.algorithm = c.reduce;
+      break;
+    default:
+      throw std::logic_error("unsupported collective reached the replay");
+  }
+  q.collective = kind;
+  std::string key = std::string(to_string(kind)) + "/" + to_string(q.algorithm) + "/" +
+                    std::to_string(q.ranks) + "/" + std::to_string(q.bytes);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  std::shared_ptr<const collectives::Plan> plan;
+  try {
+    plan = std::make_shared<const collectives::Plan>(collectives::build_plan(q));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(spec_.source, "collectives", e.what());
+  }
+  plans_[key] = plan;
+  return plan;
+}
+
+void Replay::issue(int rank, size_t i) {
+  RankState& r = *ranks_[rank];
+  const chakra::TraceNode& node = r.trace->nodes[i];
+  r.state[i] = kIssued;
+  if (node.is_cpu_op || node.kind == NodeKind::Metadata || node.kind == NodeKind::Invalid) {
+    node_done(rank, i);  // host work takes no NPU time
+    return;
+  }
+  auto command = [&]() {
+    Command* c;
+    if (free_commands_.empty()) {
+      all_commands_.push_back(std::make_unique<Command>());
+      c = all_commands_.back().get();
+    } else {
+      c = free_commands_.back();
+      free_commands_.pop_back();
+    }
+    c->rank = rank;
+    c->node = i;
+    c->run = nullptr;
+    c->ext = hw::CommandExt{};
+    return c;
+  };
+  account(r);
+  switch (node.kind) {
+    case NodeKind::Compute: {
+      Command* c = command();
+      c->ext.kind = hw::CommandKind::Compute;
+      c->ext.roofline = spec_.compute == ComputeModel::Roofline;
+      c->ext.duration = sc_time(static_cast<double>(node.duration_micros), sc_core::SC_US);
+      c->ext.operations = node.num_ops.value_or(0);
+      c->ext.bytes = node.tensor_size.value_or(0);
+      r.compute_inflight++;
+      send_command(rank, c);
+      return;
+    }
+    case NodeKind::MemLoad:
+    case NodeKind::MemStore: {
+      Command* c = command();
+      c->ext.kind = hw::CommandKind::Memory;
+      c->ext.bytes = node.tensor_size.value_or(0);
+      r.comm_inflight++;
+      send_command(rank, c);
+      return;
+    }
+    case NodeKind::Send:
+    case NodeKind::Recv: {
+      Command* c = command();
+      bool send = node.kind == NodeKind::Send;
+      c->ext.kind = send ? hw::CommandKind::Send : hw::CommandKind::Recv;
+      c->ext.bytes = *node.comm_size;
+      c->ext.peer = static_cast<int>(send ? *node.comm_dst : *node.comm_src);
+      c->ext.tag = kPointToPointTag | static_cast<uint64_t>(node.comm_tag.value_or(0));
+      r.comm_inflight++;
+      send_command(rank, c);
+      return;
+    }
+    case NodeKind::Collective: {
+      const std::vector<int>* members;
+      if (node.pg_name.empty() || node.pg_name == "0") {
+        static thread_local std::vector<int> everyone;
+        if (static_cast<int>(everyone.size()) != platform_.npu_count()) {
+          everyone.resize(platform_.npu_count());
+          for (int k = 0; k < platform_.npu_count(); ++k) everyone[k] = k;
+        }
+        members = &everyone;
+      } else {
+        members = &workload_.groups.at(node.pg_name);
+      }
+      collectives::Collective kind;
+      auto plan = plan_for(node, static_cast<int>(members->size()), kind);
+      auto run = new CollectiveRun;
+      run->rank = rank;
+      run->node = i;
+      run->members = members;
+      run->plan = plan;
+      int position =
+          static_cast<int>(std::find(members->begin(), members->end(), rank) - members->begin());
+      run->ops = &plan->ranks[position];
+      run->instance = instance_of(node.pg_name, r.sequence[i]);
+      const auto& ops = run->ops->ops;
+      run->missing.assign(ops.size(), 0);
+      run->state.assign(ops.size(), kWaiting);
+      run->child_offsets.assign(ops.size() + 1, 0);
+      for (const auto& op : ops)
+        for (uint32_t d : op.deps) run->child_offsets[d + 1]++;
+      for (size_t k = 0; k < ops.size(); ++k) run->child_offsets[k + 1] += run->child_offsets[k];
+      run->child_list.resize(run->child_offsets.back());
+      std::vector<uint32_t> fill(run->child_offsets.begin(), run->child_offsets.end() - 1);
+      for (uint32_t k = 0; k < ops.size(); ++k)
+        for (uint32_t d : ops[k].deps) run->child_list[fill[d]++] = k;
+      for (uint32_t k = 0; k < ops.size(); ++k)
+        run->missing[k] = static_cast<uint32_t>(ops[k].deps.size());
+      run->remaining = ops.size();
+      if (run->instance >= collective_results_.size())
+        collective_results_.resize(run->instance + 1);
+      CollectiveResult& res = collective_results_[run->instance];
+      run->result = run->instance;
+      if (res.ranks == 0) {
+        res.name = node.name;
+        res.kind = to_string(kind);
+        res.algorithm = plan->algorithm;
+        res.group = node.pg_name.empty() ? "0" : node.pg_name;
+        res.ranks = static_cast<int>(members->size());
+        res.bytes = node.comm_size.value_or(0);
+        res.start = sc_core::sc_time_stamp();
+      }
+      res.start = std::min(res.start, sc_core::sc_time_stamp());
+      r.comm_inflight++;
+      r.running[i] = run;
+      if (run->remaining == 0) {
+        plan_op_done(*run, UINT32_MAX);
+        return;
+      }
+      for (uint32_t k = 0; k < ops.size(); ++k)
+        if (run->missing[k] == 0) work_queue->push_back({rank, i, run, k});
+      return;
+    }
+    default:
+      node_done(rank, i);
+      return;
+  }
+}
+
+void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
+  const collectives::Op& op = run.ops->ops[k];
+  run.state[k] = kIssued;
+  if (op.kind == collectives::OpKind::Nop) {
+    plan_op_done(run, k);
+    return;
+  }
+  Command* c;
+  if (free_commands_.empty()) {
+    all_commands_.push_back(std::make_unique<Command>());
+    c = all_commands_.back().get();
+  } else {
+    c = free_commands_.back();
+    free_commands_.pop_back();
+  }
+  c->rank = run.rank;
+  c->node = run.node;
+  c->run = &run;
+  c->op = k;
+  c->ext = hw::CommandExt{};
+  c->ext.bytes = op.bytes;
+  c->ext.tag = (run.instance << 32) | op.tag;
+  switch (op.kind) {
+    case collectives::OpKind::Send:
+      c->ext.kind = hw::CommandKind::Send;
+      break;
+    case collectives::OpKind::Recv:
+      c->ext.kind = hw::CommandKind::Recv;
+      break;
+    default:
+      c->ext.kind = hw::CommandKind::Reduce;
+      break;
+  }
+  if (op.peer >= 0) c->ext.peer = (*run.members)[op.peer];
+  send_command(run.rank, c);
+}
+
+tlm::tlm_sync_enum Replay::completed(int rank, tlm::tlm_generic_payload& trans,
+                                     tlm::tlm_phase& phase, sc_time&) {
+  if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;
+  auto* ext = trans.get_extension<hw::CommandExt>();
+  Command* c = reinterpret_cast<Command*>(ext->token);
+  CollectiveRun* run = c->run;
+  size_t node = c->node;
+  uint32_t op = c->op;
+  free_commands_.push_back(c);
+  std::deque<Work> local;
+  bool outer = !draining;
+  if (outer) {
+    work_queue = &local;
+    draining = true;
+  }
+  if (run)
+    plan_op_done(*run, op);
+  else
+    node_done(rank, node);
+  if (outer) {
+    while (!local.empty()) {
+      Work w = local.front();
+      local.pop_front();
+      if (w.run)
+        issue_plan_op(*static_cast<CollectiveRun*>(w.run), w.op);
+      else
+        issue(w.rank, w.node);
+    }
+    draining = false;
+    work_queue = nullptr;
+  }
+  return tlm::TLM_COMPLETED;
+}
+
+void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
+  if (k != UINT32_MAX) {
+    run.state[k] = kDone;
+    run.remaining--;
+    for (uint32_t e = run.child_offsets[k]; e < run.child_offsets[k + 1]; ++e) {
+      uint32_t child = run.child_list[e];
+      if (--run.missing[child] == 0) work_queue->push_back({run.rank, run.node, &run, child});
+    }
+  }
+  if (run.remaining > 0) return;
+  CollectiveResult& res = collective_results_[run.result];
+  res.end = std::max(res.end, sc_core::sc_time_stamp());
+  res.finished_ranks++;
+  int rank = run.rank;
+  size_t node = run.node;
+  ranks_[rank]->running.erase(node);
+  delete &run;
+  node_done(rank, node);
+}
+
+void Replay::node_done(int rank, size_t i) {
+  RankState& r = *ranks_[rank];
+  const chakra::TraceNode& node = r.trace->nodes[i];
+  if (!(node.is_cpu_op || node.kind == NodeKind::Metadata || node.kind == NodeKind::Invalid)) {
+    account(r);
+    if (node.kind == NodeKind::Compute)
+      r.compute_inflight--;
+    else if (node.kind != NodeKind::Invalid)
+      r.comm_inflight--;
+  }
+  r.state[i] = kDone;
+  r.done++;
+  nodes_done_++;
+  if (r.done == r.state.size()) r.finish = sc_core::sc_time_stamp();
+  for (size_t c : r.children[i])
+    if (--r.missing[c] == 0) work_queue->push_back({rank, c, nullptr, 0});
+}
+
+bool Replay::all_finished() const {
+  for (const auto& r : ranks_)
+    if (r->done != r->state.size()) return false;
+  return true;
+}
+
+std::vector<RankResult> Replay::rank_results() const {
+  std::vector<RankResult> out;
+  for (const auto& r : ranks_) {
+    RankResult res;
+    res.rank = r->rank;
+    res.finished = r->done == r->state.size();
+    res.finish = res.finished ? r->finish : r->last;
+    res.compute = r->compute;
+    res.comm = r->comm;
+    res.exposed_comm = r->exposed;
+    res.nodes = r->state.size();
+    res.nodes_done = r->done;
+    out.push_back(res);
+  }
+  return out;
+}
+
+std::string Replay::stall_report() const {
+  std::ostringstream out;
+  for (const auto& rp : ranks_) {
+    const RankState& r = *rp;
+    if (r.done == r.state.size()) continue;
+    const auto& nodes = r.trace->nodes;
+    out << "rank " << r.rank << " (" << r.trace->file << "): " << r.done << " of " << r.state.size()
+        << " nodes done\n";
+    int shown = 0;
+    const auto waiting = platform_.npu(r.rank).waiting_receives();
+    for (size_t i = 0; i < nodes.size() && shown < 6; ++i) {
+      if (r.state[i] != kIssued) continue;
+      ++shown;
+      const auto& n = nodes[i];
+      out << "  in flight: node " << n.id << " '" << n.name << "' " << chakra::to_string(n.kind);
+      if (n.kind == NodeKind::Collective) {
+        out << " " << chakra::to_string(static_cast<CollectiveKind>(*n.comm_type)) << " group '"
+            << (n.pg_name.empty() ? "0" : n.pg_name) << "'";
+        auto it = r.running.find(i);
+        if (it != r.running.end()) {
+          const CollectiveRun& run = *it->second;
+          size_t pending_recvs = 0;
+          for (size_t k = 0; k < run.state.size(); ++k)
+            if (run.state[k] == kIssued && run.ops->ops[k].kind == collectives::OpKind::Recv) {
+              if (pending_recvs++ < 3)
+                out << "\n    waits for a message from rank "
+                    << (*run.members)[run.ops->ops[k].peer] << " (plan step tag "
+                    << run.ops->ops[k].tag << ")";
+            }
+          if (pending_recvs > 3) out << "\n    ... and " << pending_recvs - 3 << " more receives";
+          out << "\n    " << run.remaining << " of " << run.state.size() << " plan ops unfinished";
+        }
+      } else if (n.kind == NodeKind::Recv) {
+        out << ": waits for a message from rank " << n.comm_src.value_or(-1) << " tag "
+            << n.comm_tag.value_or(0) << " that no matching SEND delivered";
+      } else if (n.kind == NodeKind::Send) {
+        out << " to rank " << n.comm_dst.value_or(-1) << " tag " << n.comm_tag.value_or(0);
+      }
+      out << "\n";
+    }
+    shown = 0;
+    for (size_t i = 0; i < nodes.size() && shown < 3; ++i) {
+      if (r.state[i] != kWaiting || r.missing[i] == 0) continue;
+      ++shown;
+      out << "  blocked: node " << nodes[i].id << " '" << nodes[i].name << "' waits on";
+      int deps = 0;
+      for (uint64_t d : workload_.dependencies_of(nodes[i])) {
+        for (size_t j = 0; j < nodes.size(); ++j)
+          if (nodes[j].id == d && r.state[j] != kDone && deps++ < 4) out << " " << d;
+      }
+      out << "\n";
+    }
+    if (!waiting.empty())
+      out << "  NPU has " << waiting.size() << " posted receive(s) with no message\n";
+  }
+  return out.str();
+}
+
+}  // namespace wafersim::tb

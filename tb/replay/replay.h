@@ -1,0 +1,90 @@
+#pragma once
+// Trace replay: a per-NPU dependency-graph executor. It issues every ready node to its NPU through
+// a TLM socket, as a driver would (compute, memory, send, receive), turns collectives into the plan
+// of their algorithm and issues the plan's operations, and releases children on completion. When
+// nothing can progress any more it says what each rank is waiting for.
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "hw/platform/platform.h"
+#include "models/collectives/plan.h"
+#include "tb/chakra/workload.h"
+#include "tb/config/platform_spec.h"
+
+namespace wafersim::tb {
+
+struct RankResult {
+  int rank = 0;
+  bool finished = false;
+  sc_core::sc_time finish;
+  sc_core::sc_time compute;       // time with a compute node in flight
+  sc_core::sc_time comm;          // time with a communication node in flight
+  sc_core::sc_time exposed_comm;  // communication in flight while no compute is
+  size_t nodes = 0;
+  size_t nodes_done = 0;
+};
+
+struct CollectiveResult {
+  std::string name;
+  std::string kind;
+  std::string algorithm;
+  std::string group;
+  int ranks = 0;
+  uint64_t bytes = 0;
+  sc_core::sc_time start;  // first rank issued it
+  sc_core::sc_time end;    // last rank finished it
+  int finished_ranks = 0;
+};
+
+class Replay : public sc_core::sc_module {
+ public:
+  using Socket = tlm_utils::simple_initiator_socket_tagged<Replay>;
+  SC_HAS_PROCESS(Replay);
+  Replay(sc_core::sc_module_name name, const chakra::Workload& workload, const PlatformSpec& spec,
+         hw::Platform& platform);
+  ~Replay() override;
+
+  bool all_finished() const;
+  std::vector<RankResult> rank_results() const;
+  const std::vector<CollectiveResult>& collectives() const { return collective_results_; }
+  // Human-readable account of what every unfinished rank waits for.
+  std::string stall_report() const;
+  size_t nodes_done() const { return nodes_done_; }
+
+ private:
+  struct CollectiveRun;
+  struct Command;
+  struct RankState;
+
+  void start();
+  void issue(int rank, size_t node);
+  void node_done(int rank, size_t node);
+  void issue_plan_op(CollectiveRun& run, uint32_t op);
+  void plan_op_done(CollectiveRun& run, uint32_t op);
+  void send_command(int rank, Command* command);
+  tlm::tlm_sync_enum completed(int rank, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                               sc_core::sc_time& delay);
+  void account(RankState& r);
+  std::shared_ptr<const collectives::Plan> plan_for(const chakra::TraceNode& node, int group_size,
+                                                    collectives::Collective& kind);
+  uint32_t instance_of(const std::string& group, size_t sequence);
+
+  const chakra::Workload& workload_;
+  const PlatformSpec& spec_;
+  hw::Platform& platform_;
+  std::vector<std::unique_ptr<Socket>> sockets_;
+  std::vector<std::unique_ptr<RankState>> ranks_;
+  std::map<std::string, std::shared_ptr<const collectives::Plan>> plans_;
+  std::map<std::pair<std::string, size_t>, uint32_t> instances_;
+  std::vector<CollectiveResult> collective_results_;
+  std::vector<Command*> free_commands_;
+  std::vector<std::unique_ptr<Command>> all_commands_;
+  size_t nodes_done_ = 0;
+};
+
+}  // namespace wafersim::tb

@@ -1,0 +1,112 @@
+#include "tb/report/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace wafersim::tb {
+
+namespace {
+double ns(const sc_core::sc_time& t) {
+  return t.to_seconds() * 1e9;
+}
+}  // namespace
+
+nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platform,
+                           const Replay& replay, const RunInfo& info) {
+  nlohmann::json r;
+  const auto ranks = replay.rank_results();
+  double makespan = 0;
+  for (const auto& rr : ranks) makespan = std::max(makespan, ns(rr.finish));
+  r["status"] = info.finished ? "finished" : "stalled";
+  r["platform"] = info.platform;
+  r["workload"] = info.workload;
+  r["fidelity"] = hw::to_string(platform.fabric().fidelity);
+  r["makespan_ns"] = makespan;
+  r["makespan_cycles"] = static_cast<uint64_t>(std::llround(makespan * spec.network.clock_ghz));
+  r["clock_ghz"] = spec.network.clock_ghz;
+  r["wall_seconds"] = info.wall_seconds;
+  r["events"] = info.events;
+  r["nodes_done"] = replay.nodes_done();
+  auto& npus = r["npus"] = nlohmann::json::array();
+  for (const auto& rr : ranks) {
+    const auto& st = const_cast<hw::Platform&>(platform).npu(rr.rank).stats();
+    npus.push_back({{"id", rr.rank},
+                    {"finished", rr.finished},
+                    {"finish_ns", ns(rr.finish)},
+                    {"compute_ns", ns(rr.compute)},
+                    {"comm_ns", ns(rr.comm)},
+                    {"exposed_comm_ns", ns(rr.exposed_comm)},
+                    {"nodes", rr.nodes},
+                    {"nodes_done", rr.nodes_done},
+                    {"messages_sent", st.messages_sent},
+                    {"bytes_sent", st.bytes_sent},
+                    {"reduce_busy_ns", ns(st.reduce_busy)}});
+  }
+  auto& links = r["links"] = nlohmann::json::array();
+  for (const auto& l : platform.link_reports()) {
+    double busy = ns(l.stats.busy);
+    links.push_back({{"id", l.link->id},
+                     {"src", l.link->name.substr(0, l.link->name.find("->"))},
+                     {"dst", l.link->name.substr(l.link->name.find("->") + 2)},
+                     {"attach", l.link->attach},
+                     {"bandwidth_gbps", l.link->bytes_per_cycle * spec.network.clock_ghz},
+                     {"latency_cycles", l.link->latency_cycles},
+                     {"units", l.stats.units},
+                     {"bytes", l.stats.bytes},
+                     {"busy_ns", busy},
+                     {"busy_fraction", makespan > 0 ? busy / makespan : 0.0}});
+  }
+  auto& colls = r["collectives"] = nlohmann::json::array();
+  for (const auto& c : replay.collectives()) {
+    if (c.ranks == 0) continue;
+    double duration = ns(c.end) - ns(c.start);
+    colls.push_back({{"name", c.name},
+                     {"kind", c.kind},
+                     {"algorithm", c.algorithm},
+                     {"group", c.group},
+                     {"ranks", c.ranks},
+                     {"bytes", c.bytes},
+                     {"start_ns", ns(c.start)},
+                     {"end_ns", ns(c.end)},
+                     {"duration_ns", duration},
+                     {"finished_ranks", c.finished_ranks}});
+  }
+  if (!info.finished) r["stall"] = info.stall;
+  return r;
+}
+
+std::string summary(const nlohmann::json& r) {
+  std::string s;
+  s += fmt::format("wafersim: {} on {} ({} fidelity)\n", r["workload"].get<std::string>(),
+                   r["platform"].get<std::string>(), r["fidelity"].get<std::string>());
+  s += fmt::format("  status          {}\n", r["status"].get<std::string>());
+  s += fmt::format("  makespan        {:.3f} us ({} cycles)\n",
+                   r["makespan_ns"].get<double>() / 1e3, r["makespan_cycles"].get<uint64_t>());
+  double compute = 0, comm = 0, exposed = 0;
+  size_t n = r["npus"].size();
+  for (const auto& p : r["npus"]) {
+    compute += p["compute_ns"].get<double>();
+    comm += p["comm_ns"].get<double>();
+    exposed += p["exposed_comm_ns"].get<double>();
+  }
+  if (n > 0) {
+    s += fmt::format(
+        "  per NPU (mean)  compute {:.3f} us, communication {:.3f} us, exposed {:.3f} us\n",
+        compute / n / 1e3, comm / n / 1e3, exposed / n / 1e3);
+  }
+  double hottest = 0;
+  std::string hot;
+  for (const auto& l : r["links"])
+    if (!l["attach"].get<bool>() && l["busy_fraction"].get<double>() > hottest) {
+      hottest = l["busy_fraction"].get<double>();
+      hot = l["src"].get<std::string>() + "->" + l["dst"].get<std::string>();
+    }
+  if (!hot.empty()) s += fmt::format("  busiest link    {} ({:.1f}% busy)\n", hot, 100 * hottest);
+  s += fmt::format("  collectives     {}\n", r["collectives"].size());
+  s += fmt::format("  simulated in    {:.2f} s wall, {} events\n", r["wall_seconds"].get<double>(),
+                   r["events"].get<uint64_t>());
+  return s;
+}
+
+}  // namespace wafersim::tb

@@ -1,0 +1,97 @@
+#include "tb/run/run.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <systemc>
+
+#include "hw/platform/platform.h"
+#include "hw/proto/event_counter.h"
+#include "models/common/error.h"
+#include "tb/replay/replay.h"
+#include "tb/report/report.h"
+
+namespace wafersim::tb {
+
+namespace {
+
+PlatformSpec load_spec(const RunOptions& o) {
+  PlatformSpec spec;
+  if (!o.platform.empty() && !o.astra_network.empty())
+    throw InputError("command line", "--platform",
+                     "give either --platform or --astra-network/--astra-system");
+  if (!o.platform.empty()) {
+    spec = load_platform(o.platform, o.overrides);
+  } else if (!o.astra_network.empty() && !o.astra_system.empty()) {
+    spec = load_astra_platform(o.astra_network, o.astra_system, o.overrides);
+  } else {
+    throw InputError("command line", "--platform",
+                     "give --platform FILE, or both --astra-network and --astra-system");
+  }
+  if (!o.fidelity.empty()) {
+    try {
+      spec.fabric.fidelity = hw::fidelity_from_string(o.fidelity);
+    } catch (const std::exception& e) {
+      throw InputError("command line", "--fidelity", e.what());
+    }
+  }
+  return spec;
+}
+
+}  // namespace
+
+int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  try {
+    PlatformSpec spec = load_spec(o);
+    topology::Topology topology;
+    try {
+      topology = topology::Topology::build(spec.network);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(spec.source, "network", e.what());
+    }
+    chakra::WorkloadOptions wo = o.workload;
+    wo.ranks = topology.npu_count();
+    chakra::Workload workload = chakra::load_workload(wo);
+
+    sc_core::sc_report_handler::set_actions("/IEEE_Std_1666/deprecated", sc_core::SC_DO_NOTHING);
+    std::unique_ptr<hw::Platform> platform;
+    try {
+      platform = std::make_unique<hw::Platform>("platform", topology, spec.fabric, spec.npu);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(spec.source, "fabric", e.what());
+    }
+    Replay replay("replay", workload, spec, *platform);
+    hw::event_counter() = 0;
+    sc_core::sc_start();
+
+    RunInfo info;
+    info.platform = spec.name;
+    info.workload = o.workload.prefix;
+    info.finished = replay.all_finished();
+    info.events = hw::event_counter();
+    info.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    if (!info.finished) info.stall = replay.stall_report();
+    nlohmann::json report = make_report(spec, *platform, replay, info);
+    if (!o.out_dir.empty()) {
+      std::filesystem::create_directories(o.out_dir);
+      std::ofstream f(o.out_dir + "/report.json");
+      f << report.dump(2) << "\n";
+      if (!f) throw InputError(o.out_dir + "/report.json", "", "cannot write report");
+    }
+    out << summary(report);
+    if (!info.finished) {
+      err << "wafersim: the replay can no longer progress; what each rank waits for:\n"
+          << info.stall;
+      return kStalled;
+    }
+    return kOk;
+  } catch (const InputError& e) {
+    err << "wafersim: error: " << e.what() << "\n";
+    return kInputError;
+  }
+}
+
+}  // namespace wafersim::tb

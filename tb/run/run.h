@@ -1,0 +1,27 @@
+#pragma once
+// One simulation, from files to report: load the platform and the workload, build the hardware and
+// the replay, simulate, and write the report. One per process (SystemC elaborates once).
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "tb/chakra/workload.h"
+
+namespace wafersim::tb {
+
+struct RunOptions {
+  std::string platform;       // wafersim YAML
+  std::string astra_network;  // or ASTRA-sim network .yml + system .json
+  std::string astra_system;
+  std::vector<std::string> overrides;  // section.key=value
+  std::string fidelity;                // overrides fabric.fidelity when set
+  chakra::WorkloadOptions workload;    // ranks: taken from the platform
+  std::string out_dir;                 // report.json goes here (empty: no files)
+};
+
+enum ExitCode { kOk = 0, kInputError = 1, kStalled = 3 };
+
+// Prints the summary to `out` and problems to `err`; returns an ExitCode.
+int run_simulation(const RunOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace wafersim::tb

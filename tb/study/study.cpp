@@ -1,0 +1,232 @@
+#include "tb/study/study.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "models/common/error.h"
+
+namespace wafersim::tb {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::set<std::string> kRunOptions = {"platform",      "workload",    "fidelity",
+                                           "size-unit",     "deps",        "comm-groups",
+                                           "astra-network", "astra-system"};
+
+void add_value(std::vector<std::string>& args, const std::string& file, const std::string& key,
+               const std::string& value) {
+  if (key.find('.') != std::string::npos) {
+    args.push_back("--set");
+    args.push_back(key + "=" + value);
+  } else if (kRunOptions.count(key)) {
+    args.push_back("--" + key);
+    args.push_back(value);
+  } else {
+    throw InputError(
+        file, "key '" + key + "'",
+        "not a run option (platform, workload, fidelity, size-unit, deps, comm-groups, "
+        "astra-network, astra-system) nor a platform key section.key");
+  }
+}
+
+std::string scalar(const YAML::Node& n, const std::string& file, const std::string& key) {
+  if (!n.IsScalar()) throw InputError(file, "key '" + key + "'", "expected a single value");
+  return n.Scalar();
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+Study load_study(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw InputError(path, "", "cannot open file");
+  } catch (const YAML::Exception& e) {
+    throw InputError(path, "line " + std::to_string(e.mark.line + 1), e.msg);
+  }
+  if (!root.IsMap()) throw InputError(path, "", "expected a YAML mapping");
+  Study study;
+  std::vector<std::string> base;
+  for (const auto& e : root) {
+    std::string key = e.first.Scalar();
+    if (key != "name" && key != "base" && key != "grid" && key != "runs")
+      throw InputError(path, "key '" + key + "'", "unknown key (expected name, base, grid, runs)");
+  }
+  study.name = root["name"] ? root["name"].Scalar() : fs::path(path).stem().string();
+  if (root["base"]) {
+    for (const auto& e : root["base"]) {
+      std::string key = e.first.Scalar();
+      if (key == "set" && e.second.IsSequence()) {
+        for (const auto& s : e.second) {
+          base.push_back("--set");
+          base.push_back(s.Scalar());
+        }
+        continue;
+      }
+      add_value(base, path, key, scalar(e.second, path, key));
+    }
+  }
+  std::vector<std::map<std::string, std::string>> rows;
+  if (root["grid"]) {
+    rows.push_back({});
+    for (const auto& e : root["grid"]) {
+      std::string key = e.first.Scalar();
+      if (!e.second.IsSequence() || e.second.size() == 0)
+        throw InputError(path, "grid key '" + key + "'", "expected a non-empty list of values");
+      study.columns.push_back(key);
+      std::vector<std::map<std::string, std::string>> next;
+      for (const auto& row : rows)
+        for (const auto& v : e.second) {
+          auto r = row;
+          r[key] = scalar(v, path, key);
+          next.push_back(r);
+        }
+      rows = next;
+    }
+  }
+  if (root["runs"]) {
+    if (!root["runs"].IsSequence()) throw InputError(path, "runs", "expected a list of mappings");
+    for (const auto& run : root["runs"]) {
+      std::map<std::string, std::string> r;
+      for (const auto& e : run) {
+        std::string key = e.first.Scalar();
+        if (std::find(study.columns.begin(), study.columns.end(), key) == study.columns.end())
+          study.columns.push_back(key);
+        r[key] = scalar(e.second, path, key);
+      }
+      rows.push_back(r);
+    }
+  }
+  if (rows.empty()) throw InputError(path, "", "no runs: give a grid or a runs list");
+  int i = 0;
+  for (const auto& row : rows) {
+    StudyRun run;
+    std::ostringstream id;
+    id << "run" << std::setw(3) << std::setfill('0') << i++;
+    run.id = id.str();
+    run.values = row;
+    run.args = base;
+    for (const auto& [k, v] : row) add_value(run.args, path, k, v);
+    study.runs.push_back(run);
+  }
+  return study;
+}
+
+int run_study(const Study& study, const std::string& self, const std::string& out_dir, int jobs,
+              std::ostream& log) {
+  fs::create_directories(out_dir);
+  jobs = std::max(1, jobs);
+  std::map<pid_t, size_t> running;
+  std::vector<int> exit_codes(study.runs.size(), -1);
+  size_t next = 0;
+  auto launch = [&](size_t i) {
+    const StudyRun& run = study.runs[i];
+    std::string dir = out_dir + "/" + run.id;
+    fs::create_directories(dir);
+    std::vector<std::string> args = {self, "run", "--quiet", "--out", dir};
+    args.insert(args.end(), run.args.begin(), run.args.end());
+    pid_t pid = fork();
+    if (pid == 0) {
+      int o = ::open((dir + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int e = ::open((dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(o, 1);
+      dup2(e, 2);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(self.c_str(), argv.data());
+      _exit(127);
+    }
+    running[pid] = i;
+  };
+  while (next < study.runs.size() || !running.empty()) {
+    while (next < study.runs.size() && static_cast<int>(running.size()) < jobs) launch(next++);
+    int status = 0;
+    pid_t pid = wait(&status);
+    if (pid < 0) break;
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    size_t i = it->second;
+    running.erase(it);
+    exit_codes[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    log << study.runs[i].id << ": "
+        << (exit_codes[i] == 0 ? "ok" : "failed (exit " + std::to_string(exit_codes[i]) + ")")
+        << "\n";
+  }
+
+  std::ofstream csv(out_dir + "/results.csv");
+  csv << "run";
+  for (const auto& c : study.columns) csv << "," << csv_escape(c);
+  csv << ",status,exit_code,makespan_ns,makespan_cycles,mean_exposed_comm_ns,max_link_busy_"
+         "fraction,"
+         "wall_seconds,events,error\n";
+  int failed = 0;
+  for (size_t i = 0; i < study.runs.size(); ++i) {
+    const StudyRun& run = study.runs[i];
+    std::string dir = out_dir + "/" + run.id;
+    csv << run.id;
+    for (const auto& c : study.columns) {
+      auto v = run.values.find(c);
+      csv << "," << csv_escape(v == run.values.end() ? "" : v->second);
+    }
+    std::ifstream rf(dir + "/report.json");
+    nlohmann::json r;
+    bool have = false;
+    if (rf) {
+      try {
+        rf >> r;
+        have = true;
+      } catch (...) {
+      }
+    }
+    std::string status = have ? r["status"].get<std::string>() : "error";
+    if (exit_codes[i] != 0) ++failed;
+    csv << "," << status << "," << exit_codes[i];
+    if (have) {
+      double exposed = 0, busiest = 0;
+      for (const auto& p : r["npus"]) exposed += p["exposed_comm_ns"].get<double>();
+      for (const auto& l : r["links"])
+        busiest = std::max(busiest, l["busy_fraction"].get<double>());
+      csv << "," << r["makespan_ns"].get<double>() << "," << r["makespan_cycles"].get<uint64_t>()
+          << "," << exposed / std::max<size_t>(1, r["npus"].size()) << "," << busiest << ","
+          << r["wall_seconds"].get<double>() << "," << r["events"].get<uint64_t>();
+    } else {
+      csv << ",,,,,,";
+    }
+    std::string error;
+    if (exit_codes[i] != 0) {
+      std::ifstream ef(dir + "/stderr.txt");
+      std::string line;
+      while (std::getline(ef, line))
+        if (!line.empty()) {
+          error = line;
+          break;
+        }
+    }
+    csv << "," << csv_escape(error) << "\n";
+  }
+  return failed;
+}
+
+}  // namespace wafersim::tb

@@ -1,0 +1,30 @@
+#pragma once
+// Parameter studies: a YAML file lists runs, or a grid of values, over any platform key, workload
+// or option; `wafersim study` runs them N processes at a time and writes DIR/results.csv plus each
+// run's own output folder. A failed run is a row with its error, not the end of the study.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace wafersim::tb {
+
+struct StudyRun {
+  std::string id;
+  std::map<std::string, std::string> values;  // the swept values, by name
+  std::vector<std::string> args;              // `wafersim run` arguments
+};
+
+struct Study {
+  std::string name;
+  std::vector<std::string> columns;  // names of the swept values, in order
+  std::vector<StudyRun> runs;
+};
+
+// Expands a study file into runs. Throws InputError naming the file and key.
+Study load_study(const std::string& path);
+// Runs every run as a child `wafersim run` (the executable at `self`), `jobs` at a time; writes
+// out_dir/results.csv and out_dir/<id>/; returns the number of failed runs.
+int run_study(const Study& study, const std::string& self, const std::string& out_dir, int jobs,
+              std::ostream& log);
+
+}  // namespace wafersim::tb

@@ -1,0 +1,59 @@
+#include "tests/testing.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <systemc>
+
+// SystemC's library references sc_main; the tests bring their own main (STYLE.md pattern 1).
+int sc_main(int, char*[]) {
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+  ::testing::InitGoogleTest(&argc, argv);
+  // Any SystemC warning or error fails the test rather than scrolling by.
+  sc_core::sc_report_handler::set_actions("/IEEE_Std_1666/deprecated", sc_core::SC_DO_NOTHING);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING,
+                                          sc_core::SC_DISPLAY | sc_core::SC_THROW);
+  return RUN_ALL_TESTS();
+}
+
+namespace wafersim::testing {
+
+std::string source(const std::string& relative) {
+  return std::string(WAFERSIM_SOURCE_DIR) + "/" + relative;
+}
+
+std::string temp_dir(const std::string& name) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string dir = std::string(WAFERSIM_BINARY_DIR) + "/test-output/" +
+                    (info ? std::string(info->test_suite_name()) + "." + info->name() : "x") + "/" +
+                    name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+static std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+CommandResult wafersim(const std::string& args) {
+  std::string dir = temp_dir("cli");
+  std::string cmd = std::string(WAFERSIM_BINARY_DIR) + "/wafersim " + args + " >" + dir +
+                    "/out.txt 2>" + dir + "/err.txt </dev/null";
+  int status = std::system(cmd.c_str());
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return {code, slurp(dir + "/out.txt"), slurp(dir + "/err.txt")};
+}
+
+}  // namespace wafersim::testing
