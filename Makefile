@@ -12,8 +12,8 @@ build: deps
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	$(BUILD)/wafersim run --platform configs/wafer_mesh_5x4.yaml \
-	  --workload tests/data/chakra-traces/text/Resnet50_DataParallel --npus 20 --out out/default
+	$(BUILD)/wafersim run --platform configs/wafer_mesh_4x2.yaml \
+	  --workload tests/data/chakra-traces/text/Resnet50_DataParallel --out out/default
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -97,8 +97,10 @@ Topology Topology::build(const NetworkSpec& spec) {
   int npus = spec.shape == Shape::Mesh ? spec.mesh_x * spec.mesh_y : spec.npus;
   if (spec.shape == Shape::Mesh && (spec.mesh_x < 1 || spec.mesh_y < 1))
     throw std::invalid_argument("mesh needs mesh_x >= 1 and mesh_y >= 1");
-  if (npus < 2)
-    throw std::invalid_argument("a platform needs at least 2 NPUs, got " + std::to_string(npus));
+  const int min_npus = spec.shape == Shape::Switch ? 1 : 2;  // one NPU on a switch: a single device
+  if (npus < min_npus)
+    throw std::invalid_argument("npus: this topology needs at least " + std::to_string(min_npus) +
+                                " NPUs, got " + std::to_string(npus));
   t.spec_.npus = npus;
   t.router_of_rank_.assign(npus, -1);
   for (int r = 0; r < npus; ++r) {

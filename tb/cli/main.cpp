@@ -12,8 +12,13 @@
 
 using namespace wafersim;
 
-int sc_main(int argc, char* argv[]) {
+// Our own main, so the SystemC banner can be switched off before the kernel starts.
+int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
+
+int sc_main(int argc, char* argv[]) {
   CLI::App app{"wafersim: a SystemC / TLM-2.0 cycle-level simulator of distributed DNN training"};
   app.require_subcommand(1);
 

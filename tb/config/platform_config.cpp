@@ -1,5 +1,6 @@
 // Reads wafersim YAML platforms. Every key is dispatched through one table, so an unknown or
 // mistyped key is an error rather than a silent default (docs/config.md).
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <functional>
@@ -31,14 +32,14 @@ long long to_int(const std::string& v) {
 template <typename Field>
 Setter number(Field field, double min, bool inclusive) {
   return [field, min, inclusive](PlatformSpec& s, const std::string& v) {
+    using T = std::remove_reference_t<decltype(field(s))>;
     double d = to_double(v);
     if (inclusive ? d < min : d <= min)
       throw std::invalid_argument("must be " + std::string(inclusive ? ">= " : "> ") +
-                                  std::to_string(min) + ", got " + v);
-    field(s) = static_cast<std::remove_reference_t<decltype(field(s))>>(d);
-    if constexpr (!std::is_floating_point_v<std::remove_reference_t<decltype(field(s))>>)
-      if (static_cast<double>(to_int(v)) != d)
-        throw std::invalid_argument("must be a whole number");
+                                  fmt::format("{:g}", min) + ", got " + v);
+    if constexpr (!std::is_floating_point_v<T>)
+      if (static_cast<double>(to_int(v)) != d) throw std::invalid_argument("must be a whole number, got " + v);
+    field(s) = static_cast<T>(d);
   };
 }
 
@@ -59,7 +60,7 @@ const std::map<std::string, Setter>& setters() {
        [](PlatformSpec& s, const std::string& v) {
          s.network.shape = topology::shape_from_string(v);
        }},
-      {"network.npus", number(FIELD(network.npus), 2, true)},
+      {"network.npus", number(FIELD(network.npus), 1, true)},
       {"network.mesh_x", number(FIELD(network.mesh_x), 1, true)},
       {"network.mesh_y", number(FIELD(network.mesh_y), 1, true)},
       {"network.clock_ghz", number(FIELD(network.clock_ghz), 0, false)},

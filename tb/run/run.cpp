@@ -41,7 +41,8 @@ PlatformSpec load_spec(const RunOptions& o) {
 
 }  // namespace
 
-int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err) {
+int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
+                   nlohmann::json* report_out) {
   const auto wall_start = std::chrono::steady_clock::now();
   try {
     PlatformSpec spec = load_spec(o);
@@ -82,6 +83,7 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err) {
       if (!f) throw InputError(o.out_dir + "/report.json", "", "cannot write report");
     }
     out << summary(report);
+    if (report_out) *report_out = report;
     if (!info.finished) {
       err << "wafersim: the replay can no longer progress; what each rank waits for:\n"
           << info.stall;

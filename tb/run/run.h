@@ -2,6 +2,7 @@
 // One simulation, from files to report: load the platform and the workload, build the hardware and
 // the replay, simulate, and write the report. One per process (SystemC elaborates once).
 #include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,9 @@ struct RunOptions {
 
 enum ExitCode { kOk = 0, kInputError = 1, kStalled = 3 };
 
-// Prints the summary to `out` and problems to `err`; returns an ExitCode.
-int run_simulation(const RunOptions& options, std::ostream& out, std::ostream& err);
+// Prints the summary to `out` and problems to `err`; returns an ExitCode. When `report` is given it
+// receives report.json's content.
+int run_simulation(const RunOptions& options, std::ostream& out, std::ostream& err,
+                   nlohmann::json* report = nullptr);
 
 }  // namespace wafersim::tb

@@ -1,0 +1,114 @@
+// Collective plans: every algorithm produces a valid plan whose traffic matches the textbook formula.
+#include <gtest/gtest.h>
+
+#include "models/collectives/algorithms.h"
+
+using namespace wafersim::collectives;
+
+namespace {
+
+Plan plan(Collective c, Algorithm a, int n, uint64_t bytes, int splits = 1, int active = 1) {
+  CollectiveRequest q;
+  q.collective = c;
+  q.algorithm = a;
+  q.ranks = n;
+  q.bytes = bytes;
+  q.splits = splits;
+  q.active_chunks = active;
+  return build_plan(q);
+}
+
+}  // namespace
+
+class AllReduceTraffic : public ::testing::TestWithParam<std::tuple<Algorithm, int>> {};
+
+// Any bandwidth-optimal all-reduce sends 2(n-1)/n x S per rank: 2(n-1) x S in total.
+TEST_P(AllReduceTraffic, SendsTwiceNMinusOneTimesTheBuffer) {
+  auto [algorithm, n] = GetParam();
+  const uint64_t bytes = 1 << 20;
+  Plan p = plan(Collective::AllReduce, algorithm, n, bytes, 4);
+  EXPECT_EQ(p.size(), n);
+  EXPECT_EQ(p.bytes_sent(), 2ull * (n - 1) * bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, AllReduceTraffic,
+                         ::testing::Values(std::make_tuple(Algorithm::Ring, 2),
+                                           std::make_tuple(Algorithm::Ring, 5),
+                                           std::make_tuple(Algorithm::Ring, 8),
+                                           std::make_tuple(Algorithm::Direct, 3),
+                                           std::make_tuple(Algorithm::Direct, 8),
+                                           std::make_tuple(Algorithm::HalvingDoubling, 8),
+                                           std::make_tuple(Algorithm::HalvingDoubling, 16),
+                                           std::make_tuple(Algorithm::DoubleBinaryTree, 7),
+                                           std::make_tuple(Algorithm::DoubleBinaryTree, 8)));
+
+TEST(Collectives, AllGatherAndReduceScatterTraffic) {
+  const uint64_t s = 3000;  // not a multiple of n: parts must still add up exactly
+  for (int n : {2, 4, 7}) {
+    // all-gather: comm_size is each rank's input; every rank receives the other n-1 inputs.
+    EXPECT_EQ(plan(Collective::AllGather, Algorithm::Ring, n, s).bytes_sent(), 1ull * n * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::AllGather, Algorithm::Direct, n, s).bytes_sent(), 1ull * n * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::Ring, n, s).bytes_sent(), 1ull * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::Direct, n, s).bytes_sent(), 1ull * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::AllToAll, Algorithm::Direct, n, s).bytes_sent(), 1ull * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::AllToAll, Algorithm::Ring, n, s).bytes_sent(), 1ull * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::Broadcast, Algorithm::Ring, n, s).bytes_sent(), 1ull * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::Reduce, Algorithm::Direct, n, s).bytes_sent(), 1ull * (n - 1) * s);
+  }
+  EXPECT_EQ(plan(Collective::AllGather, Algorithm::HalvingDoubling, 8, s).bytes_sent(), 8ull * 7 * s);
+  EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::HalvingDoubling, 8, s * 8).bytes_sent(), 7ull * s * 8);
+}
+
+TEST(Collectives, RingStepsFollowTheRing) {
+  Plan p = plan(Collective::AllReduce, Algorithm::Ring, 4, 4096);
+  for (int r = 0; r < 4; ++r) {
+    int sends = 0, recvs = 0, reduces = 0;
+    for (const Op& op : p.ranks[r].ops) {
+      if (op.kind == OpKind::Send) {
+        EXPECT_EQ(op.peer, (r + 1) % 4);
+        EXPECT_EQ(op.bytes, 1024u);
+        ++sends;
+      }
+      if (op.kind == OpKind::Recv) {
+        EXPECT_EQ(op.peer, (r + 3) % 4);
+        ++recvs;
+      }
+      reduces += op.kind == OpKind::Reduce;
+    }
+    EXPECT_EQ(sends, 6);  // 2(n-1) steps
+    EXPECT_EQ(recvs, 6);
+    EXPECT_EQ(reduces, 3);  // the reduce-scatter half
+  }
+}
+
+TEST(Collectives, ActiveChunksGateLaterChunks) {
+  Plan p = plan(Collective::AllReduce, Algorithm::Ring, 4, 4096, 3, 1);
+  // Each chunk ends with a Nop; with one active chunk, chunk c's first ops wait for chunk c-1's Nop.
+  const auto& ops = p.ranks[0].ops;
+  std::vector<uint32_t> ends;
+  for (uint32_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == OpKind::Nop) ends.push_back(i);
+  ASSERT_EQ(ends.size(), 3u);
+  const Op& first_of_second = ops[ends[0] + 1];
+  ASSERT_EQ(first_of_second.deps.size(), 1u);
+  EXPECT_EQ(first_of_second.deps[0], ends[0]);
+  // All chunks in flight: no gate.
+  Plan free = plan(Collective::AllReduce, Algorithm::Ring, 4, 4096, 3, 0);
+  uint32_t first_nop = 0;
+  while (free.ranks[0].ops[first_nop].kind != OpKind::Nop) ++first_nop;
+  EXPECT_TRUE(free.ranks[0].ops[first_nop + 1].deps.empty());
+}
+
+TEST(Collectives, UnsupportedCombinationsAreRefused) {
+  EXPECT_THROW(plan(Collective::AllReduce, Algorithm::HalvingDoubling, 6, 1024), std::invalid_argument);
+  EXPECT_THROW(plan(Collective::AllToAll, Algorithm::DoubleBinaryTree, 8, 1024), std::invalid_argument);
+  EXPECT_THROW(plan(Collective::AllReduce, Algorithm::Ring, 8, 0), std::invalid_argument);
+  EXPECT_THROW(algorithm_from_string("spiral"), std::invalid_argument);
+  EXPECT_EQ(algorithm_from_string("halvingDoubling"), Algorithm::HalvingDoubling);
+}
+
+TEST(Collectives, ValidationCatchesUnmatchedSends) {
+  Plan p = plan(Collective::AllReduce, Algorithm::Ring, 3, 300);
+  p.ranks[1].ops.push_back({OpKind::Send, 2, 10, 999, {}});
+  EXPECT_THROW(p.validate(), std::logic_error);
+}
