@@ -57,3 +57,58 @@ CommandResult wafersim(const std::string& args) {
 }
 
 }  // namespace wafersim::testing
+
+#include "tb/chakra/trace.h"
+
+namespace wafersim::testing {
+
+std::string write_flows(const std::string& dir, int ranks, const std::vector<Flow>& flows) {
+  std::vector<chakra::Trace> traces(ranks);
+  int tag = 0;
+  for (const auto& f : flows) {
+    chakra::TraceNode send, recv;
+    send.kind = chakra::NodeKind::Send;
+    send.id = traces[f.src].nodes.size();
+    send.name = "send" + std::to_string(tag);
+    send.comm_size = f.bytes;
+    send.comm_src = f.src;
+    send.comm_dst = f.dst;
+    send.comm_tag = tag;
+    traces[f.src].nodes.push_back(send);
+    recv.kind = chakra::NodeKind::Recv;
+    recv.id = traces[f.dst].nodes.size();
+    recv.name = "recv" + std::to_string(tag);
+    recv.comm_size = f.bytes;
+    recv.comm_src = f.src;
+    recv.comm_dst = f.dst;
+    recv.comm_tag = tag;
+    traces[f.dst].nodes.push_back(recv);
+    ++tag;
+  }
+  std::string prefix = dir + "/flows";
+  for (int r = 0; r < ranks; ++r) chakra::write_trace(prefix + "." + std::to_string(r) + ".et", traces[r]);
+  return prefix;
+}
+
+nlohmann::json simulate(const tb::RunOptions& options) {
+  std::ostringstream out, err;
+  nlohmann::json report;
+  int code = tb::run_simulation(options, out, err, &report);
+  EXPECT_EQ(code, 0) << err.str();
+  return report;
+}
+
+}  // namespace wafersim::testing
+
+namespace wafersim::testing {
+nlohmann::json run_report(const std::string& args) {
+  static int n = 0;
+  std::string dir = temp_dir("run" + std::to_string(n++));
+  CommandResult r = wafersim("run --quiet --out " + dir + " " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(dir + "/report.json");
+  nlohmann::json j;
+  if (f) f >> j;
+  return j;
+}
+}  // namespace wafersim::testing

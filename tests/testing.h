@@ -16,3 +16,28 @@ struct CommandResult {
 CommandResult wafersim(const std::string& args);
 
 }  // namespace wafersim::testing
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "tb/run/run.h"
+
+namespace wafersim::testing {
+
+struct Flow {
+  int src;
+  int dst;
+  uint64_t bytes;
+};
+// Writes a workload of point-to-point messages (one SEND and one RECV node per flow) for `ranks`.
+std::string write_flows(const std::string& dir, int ranks, const std::vector<Flow>& flows);
+// Runs one simulation in this process and returns its report; fails the test on a non-zero exit.
+nlohmann::json simulate(const tb::RunOptions& options);
+
+}  // namespace wafersim::testing
+
+namespace wafersim::testing {
+// Runs `wafersim run ARGS --out DIR` in a child process and returns its report.json (several runs
+// in one test need separate processes: SystemC elaborates once per process).
+nlohmann::json run_report(const std::string& args);
+}  // namespace wafersim::testing

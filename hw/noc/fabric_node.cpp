@@ -48,7 +48,7 @@ void FabricNode::add_output(const topology::Link& link) {
   out.socket = std::make_unique<InitiatorSocket>(("out_" + std::to_string(port)).c_str());
   out.socket->register_nb_transport_bw(this, &FabricNode::backward, port);
   out.link = link;
-  out.cycle_per_byte = cycle_ / link.bytes_per_cycle;
+  out.bytes_per_cycle = link.bytes_per_cycle;
   out.credits.assign(params_.vcs, static_cast<int>(params_.buffer_flits));
   out.owner.assign(params_.vcs, -1);
   outputs_.push_back(std::move(out));

@@ -42,7 +42,7 @@ class FabricNode : public sc_core::sc_module {
   struct Output {
     std::unique_ptr<InitiatorSocket> socket;
     topology::Link link;
-    sc_core::sc_time cycle_per_byte;  // serialisation time of one byte
+    double bytes_per_cycle;           // link width (may be fractional when set from GB/s)
     sc_core::sc_time link_free;       // when the link finishes the unit it is serialising
     std::vector<int> credits;         // per VC, slots free downstream
     std::vector<int> owner;           // per VC, the input VC holding it (-1 = free)
@@ -60,13 +60,14 @@ class FabricNode : public sc_core::sc_module {
 
   // Serialisation time of `bytes` on an output link.
   sc_core::sc_time serialisation(const Output& out, uint64_t bytes) const {
-    return out.cycle_per_byte * static_cast<double>(bytes);
+    // In cycles first, then time: a byte's time alone would round to the picosecond.
+    return cycle_ * (static_cast<double>(bytes) / out.bytes_per_cycle);
   }
-  // Whether the output link can take a unit granted at `t` (it may still be finishing the previous
-  // one: the link starts the next unit back to back, so links of non-integral bytes per cycle lose
-  // nothing).
+  // Whether the output link can take a unit reaching it at `t` (it may still be finishing the
+  // previous one: the link starts the next unit back to back, so links of non-integral bytes per cycle
+  // lose nothing).
   bool link_accepts(const Output& out, const sc_core::sc_time& t) const {
-    return out.link_free < t + cycle_;
+    return out.link_free <= t + cycle_;
   }
   // Puts a unit on output `port`, leaving this block at `depart` (>= now). Copies `unit` into a
   // fresh pooled payload; returns the time its tail has left (when the link is free again).

@@ -113,6 +113,8 @@ void Router::allocation_round() {
 
   // Switch allocation, input stage: each input offers one VC, round-robin.
   const int outputs = output_count();
+  const sc_time pipeline = cycle_ * static_cast<double>(params_.sw_alloc_delay_cycles +
+                                                        params_.switch_traversal_delay_cycles);
   std::vector<std::vector<std::pair<int, int>>> requests(outputs);  // per output: (input, vc)
   for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
     InputState& in = in_[i];
@@ -136,8 +138,8 @@ void Router::allocation_round() {
       const Output& out = outputs_[ivc.out_port];
       if (out.credits[ivc.out_vc] < static_cast<int>(front.unit->credits))
         continue;  // credit wakes
-      if (!link_accepts(out, now)) {
-        later(out.link_free - cycle_);
+      if (!link_accepts(out, now + pipeline)) {
+        later(out.link_free - cycle_ - pipeline);
         continue;
       }
       requests[ivc.out_port].push_back({i, v});
@@ -146,8 +148,6 @@ void Router::allocation_round() {
   }
 
   // Output stage: each output grants one requesting input, round-robin over inputs.
-  const sc_time pipeline = cycle_ * static_cast<double>(params_.sw_alloc_delay_cycles +
-                                                        params_.switch_traversal_delay_cycles);
   for (int o = 0; o < outputs; ++o) {
     auto& reqs = requests[o];
     if (reqs.empty()) continue;
