@@ -15,10 +15,11 @@ namespace {
 const std::string kData = "tests/data/astra-sim-examples/";
 
 nlohmann::json astra(int npus, const std::string& workload) {
-  return run_report("--astra-network " + source(kData + "network/analytical/Ring_" +
-                                                std::to_string(npus) + "npus.yml") +
-                    " --astra-system " + source(kData + "system/native_collectives/Ring_4chunks.json") +
-                    " --workload " + workload);
+  return run_report("--astra-network " +
+                    source(kData + "network/analytical/Ring_" + std::to_string(npus) + "npus.yml") +
+                    " --astra-system " +
+                    source(kData + "system/native_collectives/Ring_4chunks.json") + " --workload " +
+                    workload);
 }
 
 struct Case {
@@ -52,8 +53,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"reduce_scatter", 16, 50740}));
 
 // ASTRA-sim's ring all-to-all relays data around the ring; wafersim's sends each block straight to
-// its destination over the shortest path, so it is faster. Documented in docs/validation.md; here we
-// only bound it between the direct-send ideal and ASTRA-sim's relay time.
+// its destination over the shortest path, so it is faster. Documented in docs/validation.md; here
+// we only bound it between the direct-send ideal and ASTRA-sim's relay time.
 TEST(AstraMicrobenchmarkAllToAll, IsFasterThanAstraSimRelayButAboveTheBandwidthBound) {
   auto r = astra(8, source(kData + "workload/microbenchmarks/all_to_all/8npus_1MB/all_to_all"));
   double t = r["makespan_ns"];

@@ -8,9 +8,9 @@
 #include "tests/testing.h"
 
 using namespace wafersim;
+using wafersim::testing::CommandResult;
 using wafersim::testing::source;
 using wafersim::testing::temp_dir;
-using wafersim::testing::CommandResult;
 const auto cli = wafersim::testing::wafersim;
 
 namespace {
@@ -24,9 +24,11 @@ std::string ring4_args(const std::string& workload) {
 }
 
 // Copies the 4-rank all-reduce microbenchmark and replaces rank 2's file with `trace`.
-std::string with_rank2(const std::string& dir, const chakra::Trace* trace, const std::string* raw = nullptr) {
+std::string with_rank2(const std::string& dir, const chakra::Trace* trace,
+                       const std::string* raw = nullptr) {
   std::string prefix = dir + "/w";
-  chakra::Trace good = chakra::read_trace(source(kAstra + "workload/microbenchmarks/all_reduce/4npus_1MB/all_reduce.0.et"));
+  chakra::Trace good = chakra::read_trace(
+      source(kAstra + "workload/microbenchmarks/all_reduce/4npus_1MB/all_reduce.0.et"));
   for (int r = 0; r < 4; ++r) chakra::write_trace(prefix + "." + std::to_string(r) + ".et", good);
   std::string bad = prefix + ".2.et";
   if (trace) chakra::write_trace(bad, *trace);
@@ -49,7 +51,8 @@ chakra::Trace collective(std::optional<uint64_t> size, std::optional<int64_t> ty
 void expect_error(const CommandResult& r, const std::vector<std::string>& words) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_LT(r.exit_code, 128) << "crashed: " << r.err;
-  for (const auto& w : words) EXPECT_NE(r.err.find(w), std::string::npos) << "'" << w << "' not in: " << r.err;
+  for (const auto& w : words)
+    EXPECT_NE(r.err.find(w), std::string::npos) << "'" << w << "' not in: " << r.err;
 }
 
 }  // namespace
@@ -61,7 +64,8 @@ TEST(BadInput, GarbageTraceFile) {
 }
 
 TEST(BadInput, TruncatedTraceFile) {
-  std::ifstream in(source(kAstra + "workload/microbenchmarks/all_reduce/4npus_1MB/all_reduce.2.et"), std::ios::binary);
+  std::ifstream in(source(kAstra + "workload/microbenchmarks/all_reduce/4npus_1MB/all_reduce.2.et"),
+                   std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string cut = bytes.substr(0, bytes.size() - 5);
   auto r = cli(ring4_args(with_rank2(temp_dir("t"), nullptr, &cut)));
@@ -77,7 +81,8 @@ TEST(BadInput, MissingRankFile) {
 TEST(BadInput, DependencyOnMissingNode) {
   auto t = collective(1024, 0);
   t.nodes[0].data_deps = {42};
-  expect_error(cli(ring4_args(with_rank2(temp_dir("t"), &t))), {"w.2.et", "node 5", "node 42", "does not exist"});
+  expect_error(cli(ring4_args(with_rank2(temp_dir("t"), &t))),
+               {"w.2.et", "node 5", "node 42", "does not exist"});
 }
 
 TEST(BadInput, DependencyCycle) {
@@ -94,41 +99,47 @@ TEST(BadInput, DependencyCycle) {
 
 TEST(BadInput, CommSizeZeroOrMissing) {
   auto zero = collective(0, 0);
-  expect_error(cli(ring4_args(with_rank2(temp_dir("a"), &zero))), {"w.2.et", "node 5", "comm_size is 0"});
+  expect_error(cli(ring4_args(with_rank2(temp_dir("a"), &zero))),
+               {"w.2.et", "node 5", "comm_size is 0"});
   auto missing = collective(std::nullopt, 0);
-  expect_error(cli(ring4_args(with_rank2(temp_dir("b"), &missing))), {"w.2.et", "node 5", "comm_size is missing"});
+  expect_error(cli(ring4_args(with_rank2(temp_dir("b"), &missing))),
+               {"w.2.et", "node 5", "comm_size is missing"});
 }
 
 TEST(BadInput, UnknownCommType) {
   auto t = collective(1024, 77);
-  expect_error(cli(ring4_args(with_rank2(temp_dir("t"), &t))), {"w.2.et", "node 5", "unknown comm_type 77"});
+  expect_error(cli(ring4_args(with_rank2(temp_dir("t"), &t))),
+               {"w.2.et", "node 5", "unknown comm_type 77"});
 }
 
 TEST(BadInput, UnknownYamlKey) {
   std::string dir = temp_dir("y");
-  std::ofstream(dir + "/p.yaml") << "network:\n  topology: ring\n  npus: 4\n  link_bandwidth_gbps: 10\n  link_bandwith_gbps: 5\n";
+  std::ofstream(dir + "/p.yaml") << "network:\n  topology: ring\n  npus: 4\n  link_bandwidth_gbps: "
+                                    "10\n  link_bandwith_gbps: 5\n";
   auto r = cli("run --platform " + dir + "/p.yaml --workload " +
-                    source(kAstra + "workload/microbenchmarks/all_reduce/4npus_1MB/all_reduce"));
+               source(kAstra + "workload/microbenchmarks/all_reduce/4npus_1MB/all_reduce"));
   expect_error(r, {"p.yaml", "network.link_bandwith_gbps", "unknown key"});
 }
 
 TEST(BadInput, ZeroOrNegativeBandwidth) {
   std::string w = source(kAstra + "workload/microbenchmarks/all_reduce/4npus_1MB/all_reduce");
   auto r = cli("run --platform " + source("configs/ring_8npus.yaml") +
-                    " --set network.npus=4 network.link_bandwidth_gbps=0 --workload " + w);
+               " --set network.npus=4 network.link_bandwidth_gbps=0 --workload " + w);
   expect_error(r, {"network.link_bandwidth_gbps", "must be > 0"});
   std::string dir = temp_dir("n");
-  std::ofstream(dir + "/net.yml") << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ -50 ]\nlatency: [ 500 ]\n";
+  std::ofstream(dir + "/net.yml")
+      << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ -50 ]\nlatency: [ 500 ]\n";
   auto a = cli("run --astra-network " + dir + "/net.yml --astra-system " +
-                    source(kAstra + "system/native_collectives/Ring_4chunks.json") + " --workload " + w);
+               source(kAstra + "system/native_collectives/Ring_4chunks.json") + " --workload " + w);
   expect_error(a, {"net.yml", "bandwidth", "positive"});
 }
 
 TEST(BadInput, MultiDimensionalAstraNetworkFailsClearly) {
   std::string dir = temp_dir("n");
-  std::ofstream(dir + "/net.yml") << "topology: [ Ring, Switch ]\nnpus_count: [ 2, 2 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500, 500 ]\n";
+  std::ofstream(dir + "/net.yml") << "topology: [ Ring, Switch ]\nnpus_count: [ 2, 2 ]\nbandwidth: "
+                                     "[ 50, 50 ]\nlatency: [ 500, 500 ]\n";
   auto r = cli("run --astra-network " + dir + "/net.yml --astra-system " +
-                    source(kAstra + "system/native_collectives/Ring_4chunks.json") + " --workload x");
+               source(kAstra + "system/native_collectives/Ring_4chunks.json") + " --workload x");
   expect_error(r, {"net.yml", "2-dimensional", "not supported yet"});
 }
 

@@ -1,4 +1,5 @@
-// Collective plans: every algorithm produces a valid plan whose traffic matches the textbook formula.
+// Collective plans: every algorithm produces a valid plan whose traffic matches the textbook
+// formula.
 #include <gtest/gtest.h>
 
 #include "models/collectives/algorithms.h"
@@ -46,17 +47,23 @@ TEST(Collectives, AllGatherAndReduceScatterTraffic) {
   const uint64_t s = 3000;  // not a multiple of n: parts must still add up exactly
   for (int n : {2, 4, 7}) {
     // all-gather: comm_size is each rank's input; every rank receives the other n-1 inputs.
-    EXPECT_EQ(plan(Collective::AllGather, Algorithm::Ring, n, s).bytes_sent(), 1ull * n * (n - 1) * s);
-    EXPECT_EQ(plan(Collective::AllGather, Algorithm::Direct, n, s).bytes_sent(), 1ull * n * (n - 1) * s);
-    EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::Ring, n, s).bytes_sent(), 1ull * (n - 1) * s);
-    EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::Direct, n, s).bytes_sent(), 1ull * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::AllGather, Algorithm::Ring, n, s).bytes_sent(),
+              1ull * n * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::AllGather, Algorithm::Direct, n, s).bytes_sent(),
+              1ull * n * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::Ring, n, s).bytes_sent(),
+              1ull * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::Direct, n, s).bytes_sent(),
+              1ull * (n - 1) * s);
     EXPECT_EQ(plan(Collective::AllToAll, Algorithm::Direct, n, s).bytes_sent(), 1ull * (n - 1) * s);
     EXPECT_EQ(plan(Collective::AllToAll, Algorithm::Ring, n, s).bytes_sent(), 1ull * (n - 1) * s);
     EXPECT_EQ(plan(Collective::Broadcast, Algorithm::Ring, n, s).bytes_sent(), 1ull * (n - 1) * s);
     EXPECT_EQ(plan(Collective::Reduce, Algorithm::Direct, n, s).bytes_sent(), 1ull * (n - 1) * s);
   }
-  EXPECT_EQ(plan(Collective::AllGather, Algorithm::HalvingDoubling, 8, s).bytes_sent(), 8ull * 7 * s);
-  EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::HalvingDoubling, 8, s * 8).bytes_sent(), 7ull * s * 8);
+  EXPECT_EQ(plan(Collective::AllGather, Algorithm::HalvingDoubling, 8, s).bytes_sent(),
+            8ull * 7 * s);
+  EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::HalvingDoubling, 8, s * 8).bytes_sent(),
+            7ull * s * 8);
 }
 
 TEST(Collectives, RingStepsFollowTheRing) {
@@ -83,7 +90,8 @@ TEST(Collectives, RingStepsFollowTheRing) {
 
 TEST(Collectives, ActiveChunksGateLaterChunks) {
   Plan p = plan(Collective::AllReduce, Algorithm::Ring, 4, 4096, 3, 1);
-  // Each chunk ends with a Nop; with one active chunk, chunk c's first ops wait for chunk c-1's Nop.
+  // Each chunk ends with a Nop; with one active chunk, chunk c's first ops wait for chunk c-1's
+  // Nop.
   const auto& ops = p.ranks[0].ops;
   std::vector<uint32_t> ends;
   for (uint32_t i = 0; i < ops.size(); ++i)
@@ -100,8 +108,10 @@ TEST(Collectives, ActiveChunksGateLaterChunks) {
 }
 
 TEST(Collectives, UnsupportedCombinationsAreRefused) {
-  EXPECT_THROW(plan(Collective::AllReduce, Algorithm::HalvingDoubling, 6, 1024), std::invalid_argument);
-  EXPECT_THROW(plan(Collective::AllToAll, Algorithm::DoubleBinaryTree, 8, 1024), std::invalid_argument);
+  EXPECT_THROW(plan(Collective::AllReduce, Algorithm::HalvingDoubling, 6, 1024),
+               std::invalid_argument);
+  EXPECT_THROW(plan(Collective::AllToAll, Algorithm::DoubleBinaryTree, 8, 1024),
+               std::invalid_argument);
   EXPECT_THROW(plan(Collective::AllReduce, Algorithm::Ring, 8, 0), std::invalid_argument);
   EXPECT_THROW(algorithm_from_string("spiral"), std::invalid_argument);
   EXPECT_EQ(algorithm_from_string("halvingDoubling"), Algorithm::HalvingDoubling);

@@ -1,5 +1,5 @@
-// The fabric against closed-form expectations: one uncongested flow costs hops x per-hop cycles plus
-// serialisation; the three fidelities agree without contention and differ under a hotspot.
+// The fabric against closed-form expectations: one uncongested flow costs hops x per-hop cycles
+// plus serialisation; the three fidelities agree without contention and differ under a hotspot.
 #include <gtest/gtest.h>
 
 #include "tests/testing.h"
@@ -23,9 +23,9 @@ nlohmann::json mesh(const std::string& prefix, const std::string& fidelity) {
 }  // namespace
 
 // A single packet from NPU 0 (0,0) to NPU 63 (7,7): 14 mesh hops, 15 routers, 16 links. Each router
-// costs routing + VC allocation + switch allocation + traversal = 4 cycles; each network link 1 cycle
-// of latency (attach links 0); the head flit takes 1 cycle per link and the last link carries the
-// whole packet: 256 B / 32 B per cycle = 8 cycles.
+// costs routing + VC allocation + switch allocation + traversal = 4 cycles; each network link 1
+// cycle of latency (attach links 0); the head flit takes 1 cycle per link and the last link carries
+// the whole packet: 256 B / 32 B per cycle = 8 cycles.
 TEST(Fabric, SinglePacketLatencyMatchesThePipelineFormula) {
   const int routers = 15, network_links = 14, links = 16;
   const double expected = routers * 4 + network_links * 1 + (links - 1) * 1 + 8;
@@ -39,10 +39,12 @@ TEST(Fabric, SinglePacketLatencyMatchesThePipelineFormula) {
 // A long message streams at link rate after the pipeline fills: latency + bytes / bandwidth.
 TEST(Fabric, FidelitiesAgreeWithoutContention) {
   const uint64_t bytes = 256 * 1024;
-  auto prefix = write_flows(temp_dir("flows"), 64, {{0, 63, bytes}, {7, 56, bytes}, {9, 14, bytes}});
+  auto prefix =
+      write_flows(temp_dir("flows"), 64, {{0, 63, bytes}, {7, 56, bytes}, {9, 14, bytes}});
   double t[3];
   int i = 0;
-  for (const char* fidelity : {"flit", "packet", "message"}) t[i++] = mesh(prefix, fidelity)["makespan_ns"];
+  for (const char* fidelity : {"flit", "packet", "message"})
+    t[i++] = mesh(prefix, fidelity)["makespan_ns"];
   const double serialisation = bytes / 32.0;
   EXPECT_GT(t[0], serialisation);
   // Packet and message fidelity coincide; flit fidelity pays a route + VC allocation bubble when a

@@ -9,10 +9,12 @@ using wafersim::testing::source;
 
 TEST(Study, GridRunsAndFailedRunIsARow) {
   std::string dir = wafersim::testing::temp_dir("study");
-  std::ofstream(dir + "/s.yaml")
-      << "name: t\nbase:\n  platform: " << source("configs/ring_8npus.yaml") << "\n  workload: "
-      << source("tests/data/astra-sim-examples/workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce")
-      << "\ngrid:\n  network.link_bandwidth_gbps: [25, 100, -1]\n";
+  std::ofstream(dir + "/s.yaml") << "name: t\nbase:\n  platform: "
+                                 << source("configs/ring_8npus.yaml") << "\n  workload: "
+                                 << source(
+                                        "tests/data/astra-sim-examples/workload/microbenchmarks/"
+                                        "all_reduce/8npus_1MB/all_reduce")
+                                 << "\ngrid:\n  network.link_bandwidth_gbps: [25, 100, -1]\n";
   auto r = wafersim::testing::wafersim("study " + dir + "/s.yaml --out " + dir + "/out -j 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream csv(dir + "/out/results.csv");

@@ -60,7 +60,8 @@ TEST(Topology, SwitchIsTwoHopsAndFullyConnectedOne) {
 
 TEST(Topology, InjectionDefaultsToTheSumOfTheRoutersLinks) {
   Topology t = Topology::build(spec(Shape::Mesh, 0, 3, 3));
-  // The centre router has 4 links of 100 GB/s: its NPU injects at 400 GB/s (100 B/cycle at 1 GHz each).
+  // The centre router has 4 links of 100 GB/s: its NPU injects at 400 GB/s (100 B/cycle at 1 GHz
+  // each).
   int centre = t.npu_node(4);
   EXPECT_DOUBLE_EQ(t.links()[t.out_links(centre)[0]].bytes_per_cycle, 400.0);
   EXPECT_DOUBLE_EQ(t.links()[t.out_links(t.npu_node(0))[0]].bytes_per_cycle, 200.0);

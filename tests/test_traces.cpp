@@ -11,8 +11,9 @@ namespace {
 const std::string kData = "tests/data/";
 
 std::string astra(int npus, const std::string& system) {
-  return "--astra-network " + source(kData + "astra-sim-examples/network/analytical/Ring_" +
-                                     std::to_string(npus) + "npus.yml") +
+  return "--astra-network " +
+         source(kData + "astra-sim-examples/network/analytical/Ring_" + std::to_string(npus) +
+                "npus.yml") +
          " --astra-system " + source(kData + "chakra-traces/configs/" + system);
 }
 
@@ -33,23 +34,27 @@ TEST_P(TextTrace, RunsAndMatchesAstraSim) {
   if (c.astra_ns > 0) EXPECT_NEAR(r["makespan_ns"].get<double>() / c.astra_ns, 1.0, 0.01);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Text, TextTrace,
-    ::testing::Values(TextCase{"Resnet50_DataParallel", 1082479776}, TextCase{"MLP_ModelParallel", 195350188},
-                      TextCase{"microAllReduce", 64440}, TextCase{"microAllToAll", 0},
-                      TextCase{"DLRM_HybridParallel", 0}, TextCase{"MLP_HybridParallel_Data_Model", 0},
-                      TextCase{"MLP_HybridParallel_Model_Data", 0}));
+INSTANTIATE_TEST_SUITE_P(Text, TextTrace,
+                         ::testing::Values(TextCase{"Resnet50_DataParallel", 1082479776},
+                                           TextCase{"MLP_ModelParallel", 195350188},
+                                           TextCase{"microAllReduce", 64440},
+                                           TextCase{"microAllToAll", 0},
+                                           TextCase{"DLRM_HybridParallel", 0},
+                                           TextCase{"MLP_HybridParallel_Data_Model", 0},
+                                           TextCase{"MLP_HybridParallel_Model_Data", 0}));
 
 class StgTrace : public ::testing::TestWithParam<const char*> {};
 
 // GPT-3-shaped symbolic-tensor-graph traces with communicator groups, roofline compute, sizes read
 // as bytes like the ASTRA-sim runs of data/README.md. Message fidelity keeps the suite fast;
-// docs/validation.md lists packet-fidelity times too. dp2tp2pp2 deadlocks ASTRA-sim: it must finish.
+// docs/validation.md lists packet-fidelity times too. dp2tp2pp2 deadlocks ASTRA-sim: it must
+// finish.
 TEST_P(StgTrace, RunsToCompletion) {
   std::string w = GetParam();
   int npus = w == "gpt_dp2tp2pp2_L4" ? 8 : 4;
-  auto r = run_report(astra(npus, "Ring_4chunks_roofline.json") + " --fidelity message --workload " +
-                      source(kData + "chakra-traces/stg/" + w + "/workload"));
+  auto r =
+      run_report(astra(npus, "Ring_4chunks_roofline.json") + " --fidelity message --workload " +
+                 source(kData + "chakra-traces/stg/" + w + "/workload"));
   ASSERT_EQ(r["status"], "finished");
   uint64_t sent = 0;  // pp4 has only point-to-point sends, the others collectives too
   for (const auto& n : r["npus"]) sent += n["bytes_sent"].get<uint64_t>();

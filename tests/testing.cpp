@@ -86,7 +86,8 @@ std::string write_flows(const std::string& dir, int ranks, const std::vector<Flo
     ++tag;
   }
   std::string prefix = dir + "/flows";
-  for (int r = 0; r < ranks; ++r) chakra::write_trace(prefix + "." + std::to_string(r) + ".et", traces[r]);
+  for (int r = 0; r < ranks; ++r)
+    chakra::write_trace(prefix + "." + std::to_string(r) + ".et", traces[r]);
   return prefix;
 }
 

@@ -42,10 +42,10 @@ class FabricNode : public sc_core::sc_module {
   struct Output {
     std::unique_ptr<InitiatorSocket> socket;
     topology::Link link;
-    double bytes_per_cycle;           // link width (may be fractional when set from GB/s)
-    sc_core::sc_time link_free;       // when the link finishes the unit it is serialising
-    std::vector<int> credits;         // per VC, slots free downstream
-    std::vector<int> owner;           // per VC, the input VC holding it (-1 = free)
+    double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
+    sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
+    std::vector<int> credits;    // per VC, slots free downstream
+    std::vector<int> owner;      // per VC, the input VC holding it (-1 = free)
     LinkStats stats;
     int rr = 0;
   };
@@ -64,8 +64,8 @@ class FabricNode : public sc_core::sc_module {
     return cycle_ * (static_cast<double>(bytes) / out.bytes_per_cycle);
   }
   // Whether the output link can take a unit reaching it at `t` (it may still be finishing the
-  // previous one: the link starts the next unit back to back, so links of non-integral bytes per cycle
-  // lose nothing).
+  // previous one: the link starts the next unit back to back, so links of non-integral bytes per
+  // cycle lose nothing).
   bool link_accepts(const Output& out, const sc_core::sc_time& t) const {
     return out.link_free <= t + cycle_;
   }

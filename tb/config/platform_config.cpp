@@ -38,7 +38,8 @@ Setter number(Field field, double min, bool inclusive) {
       throw std::invalid_argument("must be " + std::string(inclusive ? ">= " : "> ") +
                                   fmt::format("{:g}", min) + ", got " + v);
     if constexpr (!std::is_floating_point_v<T>)
-      if (static_cast<double>(to_int(v)) != d) throw std::invalid_argument("must be a whole number, got " + v);
+      if (static_cast<double>(to_int(v)) != d)
+        throw std::invalid_argument("must be a whole number, got " + v);
     field(s) = static_cast<T>(d);
   };
 }
