@@ -66,23 +66,19 @@ std::string write_flows(const std::string& dir, int ranks, const std::vector<Flo
   std::vector<chakra::Trace> traces(ranks);
   int tag = 0;
   for (const auto& f : flows) {
-    chakra::TraceNode send, recv;
-    send.kind = chakra::NodeKind::Send;
-    send.id = traces[f.src].nodes.size();
-    send.name = "send" + std::to_string(tag);
-    send.comm_size = f.bytes;
-    send.comm_src = f.src;
-    send.comm_dst = f.dst;
-    send.comm_tag = tag;
-    traces[f.src].nodes.push_back(send);
-    recv.kind = chakra::NodeKind::Recv;
-    recv.id = traces[f.dst].nodes.size();
-    recv.name = "recv" + std::to_string(tag);
-    recv.comm_size = f.bytes;
-    recv.comm_src = f.src;
-    recv.comm_dst = f.dst;
-    recv.comm_tag = tag;
-    traces[f.dst].nodes.push_back(recv);
+    for (auto kind : {chakra::NodeKind::Send, chakra::NodeKind::Recv}) {
+      bool send = kind == chakra::NodeKind::Send;
+      chakra::Trace& trace = traces[send ? f.src : f.dst];
+      chakra::TraceNode n;
+      n.kind = kind;
+      n.id = trace.nodes.size();
+      n.name = (send ? "send" : "recv") + std::to_string(tag);
+      n.comm_size = f.bytes;
+      n.comm_src = f.src;
+      n.comm_dst = f.dst;
+      n.comm_tag = tag;
+      trace.nodes.push_back(n);
+    }
     ++tag;
   }
   std::string prefix = dir + "/flows";

@@ -21,6 +21,7 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, Payload
   dont_initialize();
   in_.resize(inputs_.size());
   for (auto& in : in_) in.vcs.resize(params_.vcs);
+  requests_.resize(outputs_.size());
   route_port_.assign(topology_.npu_count(), -1);
   for (int d = 0; d < topology_.npu_count(); ++d) {
     int link = topology_.next_link(node_, d);
@@ -112,10 +113,10 @@ void Router::allocation_round() {
   }
 
   // Switch allocation, input stage: each input offers one VC, round-robin.
-  const int outputs = output_count();
   const sc_time pipeline = cycle_ * static_cast<double>(params_.sw_alloc_delay_cycles +
                                                         params_.switch_traversal_delay_cycles);
-  std::vector<std::vector<std::pair<int, int>>> requests(outputs);  // per output: (input, vc)
+  for (int o : requested_) requests_[o].clear();
+  requested_.clear();
   for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
     InputState& in = in_[i];
     if (in.busy_until > now) {
@@ -142,15 +143,15 @@ void Router::allocation_round() {
         later(out.link_free - cycle_ - pipeline);
         continue;
       }
-      requests[ivc.out_port].push_back({i, v});
+      if (requests_[ivc.out_port].empty()) requested_.push_back(ivc.out_port);
+      requests_[ivc.out_port].push_back({i, v});
       break;
     }
   }
 
   // Output stage: each output grants one requesting input, round-robin over inputs.
-  for (int o = 0; o < outputs; ++o) {
-    auto& reqs = requests[o];
-    if (reqs.empty()) continue;
+  for (int o : requested_) {
+    auto& reqs = requests_[o];
     Output& out = outputs_[o];
     const int n_in = static_cast<int>(in_.size());
     auto pick = std::min_element(reqs.begin(), reqs.end(), [&](const auto& a, const auto& b) {

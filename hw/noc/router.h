@@ -51,6 +51,9 @@ class Router : public FabricNode {
   const int node_;
   std::vector<InputState> in_;
   std::vector<int> route_port_;  // destination rank -> output port
+  // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
+  std::vector<std::vector<std::pair<int, int>>> requests_;
+  std::vector<int> requested_;  // outputs with at least one request this round
   sc_core::sc_event wake_;
   sc_core::sc_time wake_time_;
   bool wake_pending_ = false;

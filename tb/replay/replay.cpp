@@ -59,19 +59,6 @@ struct Replay::Command {
   ~Command() { trans.clear_extension(&ext); }
 };
 
-// Issue work is queued and drained iteratively, so long chains of instant nodes never recurse
-// deeply.
-namespace {
-struct Work {
-  int rank;
-  size_t node;
-  void* run;
-  uint32_t op;
-};
-thread_local std::deque<Work>* work_queue = nullptr;
-thread_local bool draining = false;
-}  // namespace
-
 Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
                const PlatformSpec& spec, hw::Platform& platform)
     : sc_module(name), workload_(workload), spec_(spec), platform_(platform) {
@@ -123,22 +110,43 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
 Replay::~Replay() = default;
 
 void Replay::start() {
-  std::deque<Work> queue;
-  work_queue = &queue;
   for (auto& r : ranks_)
     for (size_t i = 0; i < r->missing.size(); ++i)
-      if (r->missing[i] == 0) queue.push_back({r->rank, i, nullptr, 0});
-  draining = true;
-  while (!queue.empty()) {
-    Work w = queue.front();
-    queue.pop_front();
+      if (r->missing[i] == 0) work_.push_back({r->rank, i, nullptr, 0});
+  drain();
+}
+
+void Replay::drain() {
+  // A completion can arrive while issuing (a receive whose message is already there): the outer
+  // drain picks up what it queues.
+  if (draining_) return;
+  draining_ = true;
+  while (!work_.empty()) {
+    Work w = work_.front();
+    work_.pop_front();
     if (w.run)
-      issue_plan_op(*static_cast<CollectiveRun*>(w.run), w.op);
+      issue_plan_op(*w.run, w.op);
     else
       issue(w.rank, w.node);
   }
-  draining = false;
-  work_queue = nullptr;
+  draining_ = false;
+}
+
+Replay::Command* Replay::acquire_command(int rank, size_t node, CollectiveRun* run, uint32_t op) {
+  Command* c;
+  if (free_commands_.empty()) {
+    all_commands_.push_back(std::make_unique<Command>());
+    c = all_commands_.back().get();
+  } else {
+    c = free_commands_.back();
+    free_commands_.pop_back();
+  }
+  c->rank = rank;
+  c->node = node;
+  c->run = run;
+  c->op = op;
+  c->ext = hw::CommandExt{};
+  return c;
 }
 
 void Replay::account(RankState& r) {
@@ -233,21 +241,7 @@ void Replay::issue(int rank, size_t i) {
     node_done(rank, i);  // host work takes no NPU time
     return;
   }
-  auto command = [&]() {
-    Command* c;
-    if (free_commands_.empty()) {
-      all_commands_.push_back(std::make_unique<Command>());
-      c = all_commands_.back().get();
-    } else {
-      c = free_commands_.back();
-      free_commands_.pop_back();
-    }
-    c->rank = rank;
-    c->node = i;
-    c->run = nullptr;
-    c->ext = hw::CommandExt{};
-    return c;
-  };
+  auto command = [&]() { return acquire_command(rank, i, nullptr, 0); };
   account(r);
   switch (node.kind) {
     case NodeKind::Compute: {
@@ -340,7 +334,7 @@ void Replay::issue(int rank, size_t i) {
         return;
       }
       for (uint32_t k = 0; k < ops.size(); ++k)
-        if (run->missing[k] == 0) work_queue->push_back({rank, i, run, k});
+        if (run->missing[k] == 0) work_.push_back({rank, i, run, k});
       return;
     }
     default:
@@ -356,19 +350,7 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
     plan_op_done(run, k);
     return;
   }
-  Command* c;
-  if (free_commands_.empty()) {
-    all_commands_.push_back(std::make_unique<Command>());
-    c = all_commands_.back().get();
-  } else {
-    c = free_commands_.back();
-    free_commands_.pop_back();
-  }
-  c->rank = run.rank;
-  c->node = run.node;
-  c->run = &run;
-  c->op = k;
-  c->ext = hw::CommandExt{};
+  Command* c = acquire_command(run.rank, run.node, &run, k);
   c->ext.bytes = op.bytes;
   c->ext.tag = (run.instance << 32) | op.tag;
   switch (op.kind) {
@@ -395,28 +377,11 @@ tlm::tlm_sync_enum Replay::completed(int rank, tlm::tlm_generic_payload& trans,
   size_t node = c->node;
   uint32_t op = c->op;
   free_commands_.push_back(c);
-  std::deque<Work> local;
-  bool outer = !draining;
-  if (outer) {
-    work_queue = &local;
-    draining = true;
-  }
   if (run)
     plan_op_done(*run, op);
   else
     node_done(rank, node);
-  if (outer) {
-    while (!local.empty()) {
-      Work w = local.front();
-      local.pop_front();
-      if (w.run)
-        issue_plan_op(*static_cast<CollectiveRun*>(w.run), w.op);
-      else
-        issue(w.rank, w.node);
-    }
-    draining = false;
-    work_queue = nullptr;
-  }
+  drain();
   return tlm::TLM_COMPLETED;
 }
 
@@ -426,7 +391,7 @@ void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
     run.remaining--;
     for (uint32_t e = run.child_offsets[k]; e < run.child_offsets[k + 1]; ++e) {
       uint32_t child = run.child_list[e];
-      if (--run.missing[child] == 0) work_queue->push_back({run.rank, run.node, &run, child});
+      if (--run.missing[child] == 0) work_.push_back({run.rank, run.node, &run, child});
     }
   }
   if (run.remaining > 0) return;
@@ -455,7 +420,7 @@ void Replay::node_done(int rank, size_t i) {
   nodes_done_++;
   if (r.done == r.state.size()) r.finish = sc_core::sc_time_stamp();
   for (size_t c : r.children[i])
-    if (--r.missing[c] == 0) work_queue->push_back({rank, c, nullptr, 0});
+    if (--r.missing[c] == 0) work_.push_back({rank, c, nullptr, 0});
 }
 
 bool Replay::all_finished() const {

@@ -5,6 +5,7 @@
 // nothing can progress any more it says what each rank is waiting for.
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,7 +62,17 @@ class Replay : public sc_core::sc_module {
   struct Command;
   struct RankState;
 
+  // Issue work is queued and drained iteratively, so long chains of instant nodes never recurse.
+  struct Work {
+    int rank;
+    size_t node;
+    CollectiveRun* run;
+    uint32_t op;
+  };
+
   void start();
+  void drain();
+  Command* acquire_command(int rank, size_t node, CollectiveRun* run, uint32_t op);
   void issue(int rank, size_t node);
   void node_done(int rank, size_t node);
   void issue_plan_op(CollectiveRun& run, uint32_t op);
@@ -84,6 +95,8 @@ class Replay : public sc_core::sc_module {
   std::vector<CollectiveResult> collective_results_;
   std::vector<Command*> free_commands_;
   std::vector<std::unique_ptr<Command>> all_commands_;
+  std::deque<Work> work_;
+  bool draining_ = false;
   size_t nodes_done_ = 0;
 };
 
