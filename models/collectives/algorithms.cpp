@@ -92,6 +92,10 @@ std::vector<uint32_t> after(int64_t op) {
   return op < 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{static_cast<uint32_t>(op)};
 }
 
+// Step-by-step algorithms post each receive when the step before it is done, as a real ring or
+// butterfly does: a message that arrives earlier waits in the NPU's mailbox, so timing is unchanged,
+// but a rank never holds thousands of posted receives at once.
+
 // ---- ring
 // ----------------------------------------------------------------------------------------
 
@@ -102,7 +106,8 @@ std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint64_t bytes, 
     int64_t prev = -1;
     for (int k = 0; k < n - 1; ++k) {
       w.send(i, mod(i + 1, n), part(bytes, n, mod(i - k, n)), step0 + k, after(prev));
-      uint32_t r = w.recv(i, mod(i - 1, n), part(bytes, n, mod(i - k - 1, n)), step0 + k);
+      uint32_t r =
+          w.recv(i, mod(i - 1, n), part(bytes, n, mod(i - k - 1, n)), step0 + k, after(prev));
       prev = w.reduce(i, part(bytes, n, mod(i - k - 1, n)), {r});
     }
     last[i] = prev;
@@ -117,7 +122,7 @@ void ring_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step0,
     int64_t prev = start.empty() ? -1 : start[i];
     for (int k = 0; k < n - 1; ++k) {
       w.send(i, mod(i + 1, n), part(total, n, mod(i + 1 - k, n)), step0 + k, after(prev));
-      prev = w.recv(i, mod(i - 1, n), part(total, n, mod(i - k, n)), step0 + k);
+      prev = w.recv(i, mod(i - 1, n), part(total, n, mod(i - k, n)), step0 + k, after(prev));
     }
   }
 }
@@ -170,7 +175,7 @@ std::vector<int64_t> halving_reduce_scatter(ChunkWriter& w, int n, uint64_t byte
       bool lower = (i & d) == 0;
       uint64_t out = lower ? half : keep, in = lower ? keep : half;
       w.send(i, i ^ d, out, step, after(prev));
-      uint32_t r = w.recv(i, i ^ d, in, step);
+      uint32_t r = w.recv(i, i ^ d, in, step, after(prev));
       prev = w.reduce(i, in, {r});
       current = in;
     }
@@ -197,7 +202,7 @@ void doubling_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step0,
     int idx = static_cast<int>(sizes.size()) - 1;
     for (int d = 1; d < n; d *= 2, ++step, --idx) {
       w.send(i, i ^ d, sizes[idx].first, step, after(prev));
-      prev = w.recv(i, i ^ d, sizes[idx].second, step);
+      prev = w.recv(i, i ^ d, sizes[idx].second, step, after(prev));
     }
   }
 }
@@ -295,10 +300,10 @@ void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_
       switch (q.algorithm) {
         case Algorithm::Ring:  // one peer at a time, at growing distance
           for (int i = 0; i < n; ++i) {
-            int64_t prev = -1;
+            int64_t prev = -1, prev_recv = -1;
             for (int k = 1; k < n; ++k) {
               prev = w.send(i, mod(i + k, n), part(bytes, n, mod(i + k, n)), k, after(prev));
-              w.recv(i, mod(i - k, n), part(bytes, n, i), k);
+              prev_recv = w.recv(i, mod(i - k, n), part(bytes, n, i), k, after(prev_recv));
             }
           }
           return;
