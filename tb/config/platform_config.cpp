@@ -99,6 +99,15 @@ const std::map<std::string, Setter>& setters() {
          else
            throw std::invalid_argument("expected duration or roofline, got '" + v + "'");
        }},
+      {"npu.compute_order",
+       [](PlatformSpec& s, const std::string& v) {
+         if (v == "node_id")
+           s.compute_order = ComputeOrder::NodeId;
+         else if (v == "ready")
+           s.compute_order = ComputeOrder::Ready;
+         else
+           throw std::invalid_argument("expected node_id or ready, got '" + v + "'");
+       }},
       {"collectives.all_reduce", algorithm(&CollectiveConfig::all_reduce)},
       {"collectives.all_gather", algorithm(&CollectiveConfig::all_gather)},
       {"collectives.reduce_scatter", algorithm(&CollectiveConfig::reduce_scatter)},

@@ -23,6 +23,10 @@ struct CollectiveConfig {
 };
 
 enum class ComputeModel { Duration, Roofline };
+// How the driver hands ready compute nodes to an NPU: `NodeId` keeps one in flight and launches the
+// ready node with the smallest id next (program order, as a device stream and ASTRA-sim do);
+// `Ready` launches each as soon as it is ready and the NPU runs them in arrival order.
+enum class ComputeOrder { NodeId, Ready };
 
 struct PlatformSpec {
   std::string name;
@@ -32,6 +36,7 @@ struct PlatformSpec {
   hw::NpuParams npu;
   CollectiveConfig collectives;
   ComputeModel compute = ComputeModel::Duration;
+  ComputeOrder compute_order = ComputeOrder::NodeId;
 };
 
 // `overrides` are `section.key=value` strings applied on top of the file (the study runner and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <queue>
 #include <sstream>
 #include <unordered_map>
 
@@ -31,6 +32,10 @@ struct Replay::RankState {
   size_t done = 0;
   int compute_inflight = 0;
   int comm_inflight = 0;
+  // Ready compute nodes waiting for the compute engine, smallest node id first (node_id order).
+  std::priority_queue<std::pair<uint64_t, size_t>, std::vector<std::pair<uint64_t, size_t>>,
+                      std::greater<>>
+      compute_waiting;
   sc_time last, compute, comm, exposed, finish;
 };
 
@@ -245,6 +250,12 @@ void Replay::issue(int rank, size_t i) {
   account(r);
   switch (node.kind) {
     case NodeKind::Compute: {
+      // Like a stream on a real device (and ASTRA-sim), the driver keeps one compute kernel in
+      // flight and launches the ready one that comes first in program order.
+      if (spec_.compute_order == ComputeOrder::NodeId && r.compute_inflight > 0) {
+        r.compute_waiting.push({node.id, i});
+        return;
+      }
       Command* c = command();
       c->ext.kind = hw::CommandKind::Compute;
       c->ext.roofline = spec_.compute == ComputeModel::Roofline;
@@ -410,10 +421,15 @@ void Replay::node_done(int rank, size_t i) {
   const chakra::TraceNode& node = r.trace->nodes[i];
   if (!(node.is_cpu_op || node.kind == NodeKind::Metadata || node.kind == NodeKind::Invalid)) {
     account(r);
-    if (node.kind == NodeKind::Compute)
+    if (node.kind == NodeKind::Compute) {
       r.compute_inflight--;
-    else if (node.kind != NodeKind::Invalid)
+      if (!r.compute_waiting.empty()) {
+        work_.push_back({rank, r.compute_waiting.top().second, nullptr, 0});
+        r.compute_waiting.pop();
+      }
+    } else {
       r.comm_inflight--;
+    }
   }
   r.state[i] = kDone;
   r.done++;
