@@ -77,3 +77,33 @@ TEST(Fabric, HotspotIsBoundByTheEjectionLink) {
     ++i;
   }
 }
+
+// Head-of-line blocking and its relief, where the fidelities must differ. NPUs 0-6 flood NPU 7
+// along row 0 while NPU 1 also sends 4 KiB to NPU 9, one hop south of its router.
+// - One VC: in packet fidelity the victim's packets queue behind hotspot packets stuck at router 1,
+//   so it finishes far later than it would alone.
+// - Four VCs: flit and packet fidelity let the victim pass on another VC (it shares only NPU 1's
+//   injection link, at half rate: about 2 x 4096 / 32 = 256 cycles); message fidelity moves NPU 1's
+//   64 KiB hotspot message as one unit first, so the victim waits at least 64 KiB / 32 = 2,048
+//   cycles.
+TEST(Fabric, HotspotBlocksAVictimUnlessVirtualChannelsLetItPass) {
+  const uint64_t bytes = 64 * 1024;
+  std::vector<wafersim::testing::Flow> flows;
+  for (int s = 0; s < 7; ++s) flows.push_back({s, 7, bytes});
+  flows.push_back({1, 9, 4096});
+  auto prefix = write_flows(temp_dir("victim"), 64, flows);
+  auto victim = [&](const char* fidelity, int vcs) {
+    auto r = wafersim::testing::run_report(
+        "--platform " + source("configs/mesh_8x8.yaml") + " --workload " + prefix + " --fidelity " +
+        fidelity + " --set network.injection_bandwidth_gbps=32 fabric.buffer_flits=32 fabric.vcs=" +
+        std::to_string(vcs));
+    return r["npus"][9]["finish_ns"].get<double>();
+  };
+  const double blocked = victim("packet", 1);
+  const double flit = victim("flit", 4), packet = victim("packet", 4),
+               message = victim("message", 4);
+  EXPECT_LT(flit, 400);
+  EXPECT_LT(packet, 400);
+  EXPECT_GT(blocked, 5 * packet);
+  EXPECT_GT(message, 2048);
+}
