@@ -166,6 +166,15 @@ TEST(Stall, UnmatchedRecvIsReported) {
   EXPECT_EQ(j["status"], "stalled");
 }
 
+// Ranks that disagree about a collective's size: the first receive of the wrong size stops the run
+// with a message naming the file and node.
+TEST(BadInput, CollectiveSizeMismatchAcrossRanks) {
+  auto t = collective(4 << 20, 0);  // 4 MiB on rank 2, 1 MiB elsewhere
+  auto r = cli(ring4_args(with_rank2(temp_dir("t"), &t)));
+  expect_error(r, {"w.", "node ", "bytes where", "were expected", "comm_size"});
+  EXPECT_EQ(r.exit_code, 1);
+}
+
 // A rank that never joins the all-reduce deadlocks its plan: reported, not hung.
 TEST(Stall, MissingCollectiveParticipantIsReported) {
   chakra::Trace t;

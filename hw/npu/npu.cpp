@@ -93,8 +93,7 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
         Message* m = it->second.front();
         it->second.pop_front();
         if (it->second.empty()) mailbox_.erase(it);
-        delete m;
-        complete(trans);
+        match(trans, m);
       } else {
         posted_[key].push_back(&trans);
       }
@@ -111,17 +110,26 @@ void Npu::delivered(Message* m) {
     tlm::tlm_generic_payload* trans = it->second.front();
     it->second.pop_front();
     if (it->second.empty()) posted_.erase(it);
-    delete m;
-    complete(*trans);
+    match(*trans, m);
   } else {
     mailbox_[key].push_back(m);
   }
 }
 
-void Npu::complete(tlm::tlm_generic_payload& trans) {
+void Npu::match(tlm::tlm_generic_payload& trans, Message* m) {
+  // A receive completes with the message's size; a size other than the one posted is an error
+  // response (the ranks disagree about the transfer), reported by the driver.
+  CommandExt* c = trans.get_extension<CommandExt>();
+  c->received_bytes = m->bytes;
+  delete m;
+  complete(trans,
+           c->received_bytes == c->bytes ? tlm::TLM_OK_RESPONSE : tlm::TLM_GENERIC_ERROR_RESPONSE);
+}
+
+void Npu::complete(tlm::tlm_generic_payload& trans, tlm::tlm_response_status status) {
   tlm::tlm_phase phase = tlm::BEGIN_RESP;
   sc_time delay = sc_core::SC_ZERO_TIME;
-  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  trans.set_response_status(status);
   cmd->nb_transport_bw(trans, phase, delay);
 }
 

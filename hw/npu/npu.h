@@ -32,9 +32,10 @@ struct CommandExt : tlm::tlm_extension<CommandExt> {
   uint64_t operations = 0;    // Compute with roofline
   sc_core::sc_time duration;  // Compute: recorded duration (used when `roofline` is false)
   bool roofline = false;
-  int peer = -1;       // Send: destination rank; Recv: source rank
-  uint64_t tag = 0;    // Send / Recv matching key
-  uint64_t token = 0;  // the driver's handle
+  int peer = -1;                // Send: destination rank; Recv: source rank
+  uint64_t tag = 0;             // Send / Recv matching key
+  uint64_t token = 0;           // the driver's handle
+  uint64_t received_bytes = 0;  // Recv: size of the message that matched
 
   tlm::tlm_extension_base* clone() const override { return new CommandExt(*this); }
   void copy_from(const tlm::tlm_extension_base& o) override {
@@ -88,7 +89,9 @@ class Npu : public sc_core::sc_module {
   void start(tlm::tlm_generic_payload& trans);
   void run_on(Engine& engine, sc_core::sc_time& busy, const sc_core::sc_time& duration,
               tlm::tlm_generic_payload& trans);
-  void complete(tlm::tlm_generic_payload& trans);
+  void complete(tlm::tlm_generic_payload& trans,
+                tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE);
+  void match(tlm::tlm_generic_payload& recv, Message* m);
   void delivered(Message* m);
   sc_core::sc_time cycles_for(double ns) const;
 

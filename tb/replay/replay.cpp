@@ -388,6 +388,17 @@ tlm::tlm_sync_enum Replay::completed(int rank, tlm::tlm_generic_payload& trans,
   size_t node = c->node;
   uint32_t op = c->op;
   free_commands_.push_back(c);
+  if (trans.get_response_status() != tlm::TLM_OK_RESPONSE) {
+    const RankState& r = *ranks_[rank];
+    const chakra::TraceNode& n = r.trace->nodes[node];
+    std::ostringstream what;
+    what << r.trace->file << ": node " << n.id << " '" << n.name
+         << "': " << (run ? "a collective step receives" : "receives") << " from rank " << ext->peer
+         << " a message of " << ext->received_bytes << " bytes where " << ext->bytes
+         << " were expected (do the ranks agree on comm_size?)";
+    errors_.push_back(what.str());
+    sc_core::sc_stop();
+  }
   if (run)
     plan_op_done(*run, op);
   else

@@ -56,6 +56,8 @@ class Replay : public sc_core::sc_module {
   // Human-readable account of what every unfinished rank waits for.
   std::string stall_report() const;
   size_t nodes_done() const { return nodes_done_; }
+  // Inconsistencies found while replaying (e.g. a receive whose message has another size).
+  const std::vector<std::string>& errors() const { return errors_; }
 
  private:
   struct CollectiveRun;
@@ -95,6 +97,7 @@ class Replay : public sc_core::sc_module {
   std::vector<CollectiveResult> collective_results_;
   std::vector<Command*> free_commands_;
   std::vector<std::unique_ptr<Command>> all_commands_;
+  std::vector<std::string> errors_;
   std::deque<Work> work_;
   bool draining_ = false;
   size_t nodes_done_ = 0;

@@ -18,7 +18,8 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
   const auto ranks = replay.rank_results();
   double makespan = 0;
   for (const auto& rr : ranks) makespan = std::max(makespan, ns(rr.finish));
-  r["status"] = info.finished ? "finished" : "stalled";
+  r["status"] = !info.errors.empty() ? "error" : info.finished ? "finished" : "stalled";
+  if (!info.errors.empty()) r["errors"] = info.errors;
   r["platform"] = info.platform;
   r["workload"] = info.workload;
   r["fidelity"] = hw::to_string(platform.fabric().fidelity);

@@ -15,7 +15,8 @@ struct RunInfo {
   double wall_seconds = 0;
   uint64_t events = 0;
   bool finished = false;
-  std::string stall;  // what blocks, when not finished
+  std::string stall;                // what blocks, when not finished
+  std::vector<std::string> errors;  // inconsistent input found while replaying
 };
 
 nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platform,

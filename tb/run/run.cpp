@@ -74,7 +74,8 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     info.events = hw::event_counter();
     info.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    if (!info.finished) info.stall = replay.stall_report();
+    info.errors = replay.errors();
+    if (!info.finished && info.errors.empty()) info.stall = replay.stall_report();
     nlohmann::json report = make_report(spec, *platform, replay, info);
     if (!o.out_dir.empty()) {
       std::filesystem::create_directories(o.out_dir);
@@ -84,6 +85,10 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     }
     out << summary(report);
     if (report_out) *report_out = report;
+    if (!info.errors.empty()) {
+      for (const auto& e : info.errors) err << "wafersim: error: " << e << "\n";
+      return kInputError;
+    }
     if (!info.finished) {
       err << "wafersim: the replay can no longer progress; what each rank waits for:\n"
           << info.stall;
