@@ -122,3 +122,22 @@ TEST(Collectives, ValidationCatchesUnmatchedSends) {
   p.ranks[1].ops.push_back({OpKind::Send, 2, 10, 999, {}});
   EXPECT_THROW(p.validate(), std::logic_error);
 }
+
+TEST(Collectives, ValidationCatchesOrphanReceivesAndSizeMismatches) {
+  Plan orphan = plan(Collective::AllReduce, Algorithm::Ring, 3, 300);
+  orphan.ranks[2].ops.push_back({OpKind::Recv, 0, 10, 999, {}});
+  EXPECT_THROW(orphan.validate(), std::logic_error);
+  Plan sizes = plan(Collective::AllReduce, Algorithm::Ring, 3, 300);
+  for (Op& op : sizes.ranks[1].ops)
+    if (op.kind == OpKind::Recv) {
+      op.bytes += 1;
+      break;
+    }
+  try {
+    sizes.validate();
+    FAIL() << "expected a size mismatch";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes but the receive expects"), std::string::npos)
+        << e.what();
+  }
+}
