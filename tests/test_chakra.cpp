@@ -116,3 +116,54 @@ TEST(Chakra, PyTorchCtrlDepsAreReportedNotHung) {
   Workload w = load_workload(o);
   EXPECT_EQ(w.node_count(), 3664u);
 }
+
+// A PyTorch capture declares its process groups in a metadata node; pg_name refers to them.
+TEST(Chakra, ProcessGroupsFromPyTorchMetadataNode) {
+  std::string dir = wafersim::testing::temp_dir("pg");
+  for (int r = 0; r < 4; ++r) {
+    Trace t;
+    TraceNode meta;
+    meta.id = 1;
+    meta.name = "## process_group:init ##";
+    meta.kind = NodeKind::Metadata;
+    meta.inputs_values =
+        "['[{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"ranks\": [], \"group_size\": 4}, "
+        "{\"pg_name\": \"7\", \"pg_desc\": \"tp\", \"ranks\": [1, 3], \"group_size\": 2}]']";
+    t.nodes.push_back(meta);
+    if (r == 1 || r == 3) {
+      TraceNode ar;
+      ar.id = 2;
+      ar.kind = NodeKind::Collective;
+      ar.comm_type = 0;
+      ar.comm_size = 4096;
+      ar.pg_name = "7";
+      ar.data_deps = {1};
+      t.nodes.push_back(ar);
+    }
+    write_trace(dir + "/pt." + std::to_string(r) + ".et", t);
+  }
+  WorkloadOptions o;
+  o.prefix = dir + "/pt";
+  o.ranks = 4;
+  Workload w = load_workload(o);
+  EXPECT_EQ(w.groups.at("7"), (std::vector<int>{1, 3}));
+  EXPECT_EQ(w.groups.at("0").size(), 4u);
+  auto r = wafersim::testing::run_report(
+      "--platform " + source("configs/ring_8npus.yaml") + " --set network.npus=4 --workload " + o.prefix);
+  ASSERT_EQ(r["collectives"].size(), 1u);
+  EXPECT_EQ(r["collectives"][0]["group"], "7");
+  EXPECT_EQ(r["collectives"][0]["ranks"], 2);
+  EXPECT_EQ(r["collectives"][0]["finished_ranks"], 2);
+
+  TraceNode bad;
+  bad.id = 9;
+  bad.name = "## process_group:init ##";
+  bad.kind = NodeKind::Metadata;
+  bad.inputs_values = "['[{\"pg_name\": \"1\", \"ranks\": [0, 12]}]']";
+  try {
+    process_groups_of(bad, 4, "x.et");
+    FAIL() << "expected a bad rank to be reported";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 12 outside"), std::string::npos) << e.what();
+  }
+}

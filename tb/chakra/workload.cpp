@@ -51,6 +51,51 @@ std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path
   return groups;
 }
 
+std::map<std::string, std::vector<int>> process_groups_of(const TraceNode& node, int ranks,
+                                                          const std::string& file) {
+  std::map<std::string, std::vector<int>> groups;
+  if (node.kind != NodeKind::Metadata || node.name != "## process_group:init ##") return groups;
+  const std::string item = "node " + std::to_string(node.id) + " ('" + node.name + "')";
+  auto fail = [&](const std::string& why) {
+    throw InputError(file, item, "cannot read the process groups: " + why);
+  };
+  // Strip the Python list and string quoting: ['<json>'] or ["<json>"], with \ escapes.
+  const std::string& v = node.inputs_values;
+  size_t open = v.find_first_of("'\"");
+  size_t close = v.find_last_of("'\"");
+  if (open == std::string::npos || close <= open) fail("inputs.values holds no quoted JSON string");
+  std::string text;
+  for (size_t i = open + 1; i < close; ++i) {
+    if (v[i] == '\\' && i + 1 < close) ++i;
+    text += v[i];
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_array()) fail("expected a JSON list of groups");
+  for (const auto& g : j) {
+    if (!g.is_object() || !g.contains("pg_name")) fail("a group has no pg_name");
+    std::string name =
+        g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : g["pg_name"].dump();
+    std::vector<int> members;
+    if (g.contains("ranks") && g["ranks"].is_array()) {
+      for (const auto& r : g["ranks"]) {
+        if (!r.is_number_integer() || r.get<int>() < 0 || r.get<int>() >= ranks)
+          fail("group '" + name + "' has rank " + r.dump() + " outside 0.." +
+               std::to_string(ranks - 1));
+        members.push_back(r.get<int>());
+      }
+    }
+    if (members.empty())  // empty = every rank
+      for (int r = 0; r < ranks; ++r) members.push_back(r);
+    groups[name] = members;
+  }
+  return groups;
+}
+
 namespace {
 
 std::string node_item(const TraceNode& n) {
@@ -203,6 +248,13 @@ Workload load_workload(const WorkloadOptions& o) {
   if (!groups.empty()) {
     w.groups = read_comm_groups(groups, o.ranks);
     w.groups_source = groups;
+  } else {
+    for (const auto& t : w.ranks)
+      for (const auto& n : t.nodes)
+        for (auto& [name, members] : process_groups_of(n, o.ranks, t.file)) {
+          w.groups.emplace(name, members);
+          w.groups_source = t.file + " (process_group:init)";
+        }
   }
   validate(w);
   return w;

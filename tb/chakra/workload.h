@@ -37,4 +37,13 @@ void validate(const Workload& workload);
 
 std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path, int ranks);
 
+// PyTorch captures describe their process groups in a METADATA_NODE named
+// "## process_group:init ##": inputs.values is a Python-printed list holding one JSON string, a
+// list of
+// {"pg_name", "ranks" (empty = all), "group_size", ...}. Returns the groups it defines (none when
+// the node is another metadata node). Throws InputError naming the file and node when it cannot be
+// read.
+std::map<std::string, std::vector<int>> process_groups_of(const TraceNode& node, int ranks,
+                                                          const std::string& file);
+
 }  // namespace wafersim::chakra
