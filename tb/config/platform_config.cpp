@@ -49,6 +49,22 @@ Setter number(Field field, double min, bool inclusive) {
     return s.path;                \
   }
 
+// A key whose value is one of a few names.
+template <typename E>
+Setter choice(E PlatformSpec::*field, std::vector<std::pair<std::string, E>> names) {
+  return [field, names](PlatformSpec& s, const std::string& v) {
+    std::string expected;
+    for (const auto& [name, value] : names) {
+      if (v == name) {
+        s.*field = value;
+        return;
+      }
+      expected += (expected.empty() ? "" : " or ") + name;
+    }
+    throw std::invalid_argument("expected " + expected + ", got '" + v + "'");
+  };
+}
+
 Setter algorithm(collectives::Algorithm CollectiveConfig::*field) {
   return [field](PlatformSpec& s, const std::string& v) {
     s.collectives.*field = collectives::algorithm_from_string(v);
@@ -90,24 +106,10 @@ const std::map<std::string, Setter>& setters() {
       {"npu.peak_tflops", number(FIELD(npu.peak_tflops), 0, false)},
       {"npu.hbm_bandwidth_gbps", number(FIELD(npu.hbm_bandwidth_gbps), 0, false)},
       {"npu.reduce_bandwidth_gbps", number(FIELD(npu.reduce_bandwidth_gbps), 0, false)},
-      {"npu.compute_model",
-       [](PlatformSpec& s, const std::string& v) {
-         if (v == "duration")
-           s.compute = ComputeModel::Duration;
-         else if (v == "roofline")
-           s.compute = ComputeModel::Roofline;
-         else
-           throw std::invalid_argument("expected duration or roofline, got '" + v + "'");
-       }},
-      {"npu.compute_order",
-       [](PlatformSpec& s, const std::string& v) {
-         if (v == "node_id")
-           s.compute_order = ComputeOrder::NodeId;
-         else if (v == "ready")
-           s.compute_order = ComputeOrder::Ready;
-         else
-           throw std::invalid_argument("expected node_id or ready, got '" + v + "'");
-       }},
+      {"npu.compute_model", choice(&PlatformSpec::compute, {{"duration", ComputeModel::Duration},
+                                                            {"roofline", ComputeModel::Roofline}})},
+      {"npu.compute_order", choice(&PlatformSpec::compute_order, {{"node_id", ComputeOrder::NodeId},
+                                                                  {"ready", ComputeOrder::Ready}})},
       {"collectives.all_reduce", algorithm(&CollectiveConfig::all_reduce)},
       {"collectives.all_gather", algorithm(&CollectiveConfig::all_gather)},
       {"collectives.reduce_scatter", algorithm(&CollectiveConfig::reduce_scatter)},
