@@ -98,3 +98,14 @@ TEST(AstraAnalytical, YamlRingEquivalentAgreesWithAstraInputs) {
   auto astra_in = astra(8, w);
   EXPECT_NEAR(yaml["makespan_ns"].get<double>() / astra_in["makespan_ns"].get<double>(), 1.0, 0.01);
 }
+
+// The switch path: ASTRA-sim's validated HGX-H100 setup (one switch, 400 GB/s, 936.25 ns links,
+// 2 active chunks) reports 57,426 ns for the 8-NPU 1 MiB all-reduce.
+TEST(AstraSwitch, HgxH100AllReduceMatchesAstraSim) {
+  auto r = run_report(
+      "--astra-network " + source(kData + "network/analytical/HGX-H100-validated.yml") +
+      " --astra-system " + source(kData + "system/native_collectives/HGX-H100-validated.json") +
+      " --workload " + source(kData + "workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce"));
+  ASSERT_EQ(r["status"], "finished");
+  EXPECT_NEAR(r["makespan_ns"].get<double>() / 57426, 1.0, 0.05) << r["makespan_ns"];
+}
