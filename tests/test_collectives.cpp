@@ -97,14 +97,15 @@ TEST(Collectives, ActiveChunksGateLaterChunks) {
   for (uint32_t i = 0; i < ops.size(); ++i)
     if (ops[i].kind == OpKind::Nop) ends.push_back(i);
   ASSERT_EQ(ends.size(), 3u);
-  const Op& first_of_second = ops[ends[0] + 1];
-  ASSERT_EQ(first_of_second.deps.size(), 1u);
-  EXPECT_EQ(first_of_second.deps[0], ends[0]);
+  EXPECT_TRUE(p.ranks[0].deps(0).empty()) << "the first chunk starts ungated";
+  const DepRange first_of_second = p.ranks[0].deps(ends[0] + 1);
+  ASSERT_EQ(first_of_second.size(), 1u);
+  EXPECT_EQ(first_of_second[0], ends[0]);
   // All chunks in flight: no gate.
   Plan free = plan(Collective::AllReduce, Algorithm::Ring, 4, 4096, 3, 0);
   uint32_t first_nop = 0;
   while (free.ranks[0].ops[first_nop].kind != OpKind::Nop) ++first_nop;
-  EXPECT_TRUE(free.ranks[0].ops[first_nop + 1].deps.empty());
+  EXPECT_TRUE(free.ranks[0].deps(first_nop + 1).empty());
 }
 
 TEST(Collectives, UnsupportedCombinationsAreRefused) {
@@ -119,13 +120,13 @@ TEST(Collectives, UnsupportedCombinationsAreRefused) {
 
 TEST(Collectives, ValidationCatchesUnmatchedSends) {
   Plan p = plan(Collective::AllReduce, Algorithm::Ring, 3, 300);
-  p.ranks[1].ops.push_back({OpKind::Send, 2, 10, 999, {}});
+  p.ranks[1].add({OpKind::Send, 2, 10, 999}, {});
   EXPECT_THROW(p.validate(), std::logic_error);
 }
 
 TEST(Collectives, ValidationCatchesOrphanReceivesAndSizeMismatches) {
   Plan orphan = plan(Collective::AllReduce, Algorithm::Ring, 3, 300);
-  orphan.ranks[2].ops.push_back({OpKind::Recv, 0, 10, 999, {}});
+  orphan.ranks[2].add({OpKind::Recv, 0, 10, 999}, {});
   EXPECT_THROW(orphan.validate(), std::logic_error);
   Plan sizes = plan(Collective::AllReduce, Algorithm::Ring, 3, 300);
   for (Op& op : sizes.ranks[1].ops)

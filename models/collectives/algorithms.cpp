@@ -60,31 +60,33 @@ int mod(int a, int n) {
   return ((a % n) + n) % n;
 }
 
-// Appends ops to one chunk of a plan; tags are offset per chunk so chunks never cross-match.
+// Appends ops to one chunk of a plan; tags are offset per chunk so chunks never cross-match. An op
+// written without dependencies waits for its rank's gate, when it has one (active chunks).
 class ChunkWriter {
  public:
-  ChunkWriter(Plan& plan, uint32_t tag_base) : plan_(plan), tag_base_(tag_base) {}
+  ChunkWriter(Plan& plan, uint32_t tag_base, const std::vector<int64_t>& gates)
+      : plan_(plan), tag_base_(tag_base), gates_(gates) {}
 
   uint32_t send(int rank, int peer, uint64_t bytes, uint32_t step,
                 std::vector<uint32_t> deps = {}) {
-    return add(rank, {OpKind::Send, peer, bytes, tag_base_ + step, std::move(deps)});
+    return add(rank, {OpKind::Send, peer, bytes, tag_base_ + step}, std::move(deps));
   }
   uint32_t recv(int rank, int peer, uint64_t bytes, uint32_t step,
                 std::vector<uint32_t> deps = {}) {
-    return add(rank, {OpKind::Recv, peer, bytes, tag_base_ + step, std::move(deps)});
+    return add(rank, {OpKind::Recv, peer, bytes, tag_base_ + step}, std::move(deps));
   }
   uint32_t reduce(int rank, uint64_t bytes, std::vector<uint32_t> deps) {
-    return add(rank, {OpKind::Reduce, -1, bytes, 0, std::move(deps)});
+    return add(rank, {OpKind::Reduce, -1, bytes, 0}, std::move(deps));
   }
 
  private:
-  uint32_t add(int rank, Op op) {
-    auto& ops = plan_.ranks[rank].ops;
-    ops.push_back(std::move(op));
-    return static_cast<uint32_t>(ops.size() - 1);
+  uint32_t add(int rank, Op op, std::vector<uint32_t> deps) {
+    if (deps.empty() && gates_[rank] >= 0) deps.push_back(static_cast<uint32_t>(gates_[rank]));
+    return plan_.ranks[rank].add(op, deps);
   }
   Plan& plan_;
   uint32_t tag_base_;
+  const std::vector<int64_t>& gates_;
 };
 
 // Index of the op that precedes the next one, wrapped for optional dependencies.
@@ -93,8 +95,8 @@ std::vector<uint32_t> after(int64_t op) {
 }
 
 // Step-by-step algorithms post each receive when the step before it is done, as a real ring or
-// butterfly does: a message that arrives earlier waits in the NPU's mailbox, so timing is unchanged,
-// but a rank never holds thousands of posted receives at once.
+// butterfly does: a message that arrives earlier waits in the NPU's mailbox, so timing is
+// unchanged, but a rank never holds thousands of posted receives at once.
 
 // ---- ring
 // ----------------------------------------------------------------------------------------
@@ -238,9 +240,10 @@ void tree_all_reduce(ChunkWriter& w, const std::vector<int>& order, uint64_t byt
 // ---- one chunk of each collective
 // ----------------------------------------------------------------
 
-void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_t tag_base) {
+void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_t tag_base,
+                 const std::vector<int64_t>& gates) {
   const int n = q.ranks;
-  ChunkWriter w(plan, tag_base);
+  ChunkWriter w(plan, tag_base, gates);
   auto unsupported = [&]() {
     return std::invalid_argument(std::string(to_string(q.algorithm)) + " does not implement " +
                                  to_string(q.collective));
@@ -381,28 +384,28 @@ Plan build_plan(const CollectiveRequest& q) {
 
   const int splits = static_cast<int>(std::min<uint64_t>(q.splits, q.bytes));
   std::vector<std::vector<uint32_t>> chunk_end(q.ranks);  // per rank: the Nop closing each chunk
+  std::vector<int64_t> gates(q.ranks, -1);
   for (int c = 0; c < splits; ++c) {
     std::vector<size_t> first(q.ranks);
-    for (int r = 0; r < q.ranks; ++r) first[r] = plan.ranks[r].ops.size();
-    build_chunk(q, plan, part(q.bytes, splits, c), static_cast<uint32_t>(c) << 16);
     for (int r = 0; r < q.ranks; ++r) {
-      auto& ops = plan.ranks[r].ops;
+      first[r] = plan.ranks[r].ops.size();
       // At most `active_chunks` chunks in flight: this chunk starts when chunk c - A has ended.
-      if (q.active_chunks > 0 && c >= q.active_chunks) {
-        uint32_t gate = chunk_end[r][c - q.active_chunks];
-        for (size_t i = first[r]; i < ops.size(); ++i)
-          if (ops[i].deps.empty()) ops[i].deps.push_back(gate);
-      }
+      gates[r] = q.active_chunks > 0 && c >= q.active_chunks
+                     ? static_cast<int64_t>(chunk_end[r][c - q.active_chunks])
+                     : int64_t{-1};
+    }
+    build_chunk(q, plan, part(q.bytes, splits, c), static_cast<uint32_t>(c) << 16, gates);
+    for (int r = 0; r < q.ranks; ++r) {
+      RankPlan& rp = plan.ranks[r];
       // The chunk ends when its sinks (ops nothing else in the chunk waits for) have finished.
-      std::vector<bool> waited_on(ops.size() - first[r], false);
-      for (size_t i = first[r]; i < ops.size(); ++i)
-        for (uint32_t d : ops[i].deps)
+      std::vector<bool> waited_on(rp.ops.size() - first[r], false);
+      for (size_t i = first[r]; i < rp.ops.size(); ++i)
+        for (uint32_t d : rp.deps(static_cast<uint32_t>(i)))
           if (d >= first[r]) waited_on[d - first[r]] = true;
-      Op end{OpKind::Nop, -1, 0, 0, {}};
-      for (size_t i = first[r]; i < ops.size(); ++i)
-        if (!waited_on[i - first[r]]) end.deps.push_back(static_cast<uint32_t>(i));
-      ops.push_back(std::move(end));
-      chunk_end[r].push_back(static_cast<uint32_t>(ops.size() - 1));
+      std::vector<uint32_t> sinks;
+      for (size_t i = first[r]; i < rp.ops.size(); ++i)
+        if (!waited_on[i - first[r]]) sinks.push_back(static_cast<uint32_t>(i));
+      chunk_end[r].push_back(rp.add({OpKind::Nop, -1, 0, 0}, sinks));
     }
   }
   plan.validate();

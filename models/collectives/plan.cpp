@@ -21,6 +21,14 @@ const char* to_string(OpKind kind) {
   return "?";
 }
 
+uint32_t RankPlan::add(Op op, const std::vector<uint32_t>& deps) {
+  op.first_dep = static_cast<uint32_t>(dep_list.size());
+  op.dep_count = static_cast<uint32_t>(deps.size());
+  dep_list.insert(dep_list.end(), deps.begin(), deps.end());
+  ops.push_back(op);
+  return static_cast<uint32_t>(ops.size() - 1);
+}
+
 uint64_t Plan::bytes_sent() const {
   uint64_t total = 0;
   for (const auto& r : ranks)
@@ -50,7 +58,7 @@ void Plan::validate() const {
     const auto& ops = ranks[r].ops;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
-      for (uint32_t d : op.deps)
+      for (uint32_t d : ranks[r].deps(static_cast<uint32_t>(i)))
         if (d >= i)
           throw std::logic_error("rank " + std::to_string(r) + " op " + std::to_string(i) +
                                  " depends on op " + std::to_string(d) +

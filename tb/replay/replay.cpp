@@ -315,14 +315,14 @@ void Replay::issue(int rank, size_t i) {
       run->state.assign(ops.size(), kWaiting);
       run->child_offsets.assign(ops.size() + 1, 0);
       for (const auto& op : ops)
-        for (uint32_t d : op.deps) run->child_offsets[d + 1]++;
+        for (uint32_t d : run->ops->deps(static_cast<uint32_t>(&op - ops.data())))
+          run->child_offsets[d + 1]++;
       for (size_t k = 0; k < ops.size(); ++k) run->child_offsets[k + 1] += run->child_offsets[k];
       run->child_list.resize(run->child_offsets.back());
       std::vector<uint32_t> fill(run->child_offsets.begin(), run->child_offsets.end() - 1);
       for (uint32_t k = 0; k < ops.size(); ++k)
-        for (uint32_t d : ops[k].deps) run->child_list[fill[d]++] = k;
-      for (uint32_t k = 0; k < ops.size(); ++k)
-        run->missing[k] = static_cast<uint32_t>(ops[k].deps.size());
+        for (uint32_t d : run->ops->deps(k)) run->child_list[fill[d]++] = k;
+      for (uint32_t k = 0; k < ops.size(); ++k) run->missing[k] = ops[k].dep_count;
       run->remaining = ops.size();
       if (run->instance >= collective_results_.size())
         collective_results_.resize(run->instance + 1);
