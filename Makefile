@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build run test bench format clean
+.PHONY: deps build run test sanitize bench format clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -17,6 +17,12 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The test suite under AddressSanitizer and UndefinedBehaviorSanitizer, in build-sanitize/.
+sanitize: deps
+	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWAFERSIM_SANITIZE=ON
+	cmake --build build-sanitize -j $(JOBS)
+	cd build-sanitize && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
 bench: build
 	$(BUILD)/bench/wafersim_bench

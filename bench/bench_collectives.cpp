@@ -51,6 +51,9 @@ void print(const char* name, const Figures& f) {
 
 }  // namespace
 
+// libsystemc (linked through the testbench library) references sc_main; the bench never elaborates.
+extern "C" int sc_main(int, char**) { return 0; }
+
 int main(int argc, char** argv) {
   std::string wafersim = argc > 1 ? argv[1] : "build/wafersim";
   std::string dir = "/tmp/wafersim-bench";
