@@ -143,6 +143,27 @@ TEST(BadInput, MultiDimensionalAstraNetworkFailsClearly) {
   expect_error(r, {"net.yml", "2-dimensional", "not supported yet"});
 }
 
+TEST(BadInput, CommGroupListsARankTwice) {
+  std::string dir = temp_dir("g");
+  std::ofstream(dir + "/groups.json") << "{\"1\": [0, 1, 1]}";
+  auto r = cli(ring4_args(with_rank2(temp_dir("t"), nullptr)) + " --comm-groups " + dir +
+               "/groups.json");
+  expect_error(r, {"groups.json", "group '1'", "listed twice"});
+}
+
+TEST(BadInput, SendToSelf) {
+  chakra::Trace t;
+  chakra::TraceNode send;
+  send.id = 3;
+  send.name = "loop";
+  send.kind = chakra::NodeKind::Send;
+  send.comm_size = 64;
+  send.comm_dst = 2;
+  t.nodes = {send};
+  expect_error(cli(ring4_args(with_rank2(temp_dir("t"), &t))),
+               {"w.2.et", "node 3", "comm_dst is this rank itself"});
+}
+
 // A RECV that no SEND matches: the replay stops and says who waits for what.
 TEST(Stall, UnmatchedRecvIsReported) {
   std::string dir = temp_dir("s");

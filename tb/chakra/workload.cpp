@@ -1,5 +1,6 @@
 #include "tb/chakra/workload.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,8 @@ std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path
       if (!r.is_number_integer() || r.get<int>() < 0 || r.get<int>() >= ranks)
         throw InputError(path, "group '" + name + "'",
                          "rank " + r.dump() + " is outside 0.." + std::to_string(ranks - 1));
+      if (std::find(members.begin(), members.end(), r.get<int>()) != members.end())
+        throw InputError(path, "group '" + name + "'", "rank " + r.dump() + " is listed twice");
       members.push_back(r.get<int>());
     }
     groups[name] = members;
@@ -115,6 +118,8 @@ void check_node(const Workload& w, const Trace& t, const TraceNode& n, int rank)
     if (*p < 0 || *p >= ranks)
       fail(std::string(what) + " " + std::to_string(*p) + " is outside 0.." +
            std::to_string(ranks - 1));
+    if (*p == rank)
+      fail(std::string(what) + " is this rank itself: a transfer to oneself is not modelled");
   };
   switch (n.kind) {
     case NodeKind::Invalid:
