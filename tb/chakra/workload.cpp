@@ -25,6 +25,25 @@ size_t Workload::node_count() const {
   return n;
 }
 
+namespace {
+
+// The ranks of one communicator group, checked: whole numbers inside the platform, none twice.
+std::vector<int> group_members(const nlohmann::json& list, int ranks, const std::string& file,
+                               const std::string& item) {
+  std::vector<int> members;
+  for (const auto& r : list) {
+    if (!r.is_number_integer() || r.get<int>() < 0 || r.get<int>() >= ranks)
+      throw InputError(file, item,
+                       "rank " + r.dump() + " is outside 0.." + std::to_string(ranks - 1));
+    if (std::find(members.begin(), members.end(), r.get<int>()) != members.end())
+      throw InputError(file, item, "rank " + r.dump() + " is listed twice");
+    members.push_back(r.get<int>());
+  }
+  return members;
+}
+
+}  // namespace
+
 std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path, int ranks) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "cannot open communicator group file");
@@ -40,16 +59,7 @@ std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path
   for (const auto& [name, list] : j.items()) {
     if (!list.is_array() || list.empty())
       throw InputError(path, "group '" + name + "'", "expected a non-empty list of ranks");
-    std::vector<int> members;
-    for (const auto& r : list) {
-      if (!r.is_number_integer() || r.get<int>() < 0 || r.get<int>() >= ranks)
-        throw InputError(path, "group '" + name + "'",
-                         "rank " + r.dump() + " is outside 0.." + std::to_string(ranks - 1));
-      if (std::find(members.begin(), members.end(), r.get<int>()) != members.end())
-        throw InputError(path, "group '" + name + "'", "rank " + r.dump() + " is listed twice");
-      members.push_back(r.get<int>());
-    }
-    groups[name] = members;
+    groups[name] = group_members(list, ranks, path, "group '" + name + "'");
   }
   return groups;
 }
@@ -84,14 +94,8 @@ std::map<std::string, std::vector<int>> process_groups_of(const TraceNode& node,
     std::string name =
         g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : g["pg_name"].dump();
     std::vector<int> members;
-    if (g.contains("ranks") && g["ranks"].is_array()) {
-      for (const auto& r : g["ranks"]) {
-        if (!r.is_number_integer() || r.get<int>() < 0 || r.get<int>() >= ranks)
-          fail("group '" + name + "' has rank " + r.dump() + " outside 0.." +
-               std::to_string(ranks - 1));
-        members.push_back(r.get<int>());
-      }
-    }
+    if (g.contains("ranks") && g["ranks"].is_array())
+      members = group_members(g["ranks"], ranks, file, item + " group '" + name + "'");
     if (members.empty())  // empty = every rank
       for (int r = 0; r < ranks; ++r) members.push_back(r);
     groups[name] = members;
