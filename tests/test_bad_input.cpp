@@ -78,6 +78,13 @@ TEST(BadInput, MissingRankFile) {
   expect_error(cli(ring4_args(prefix)), {"w.3.et", "rank 3", "missing"});
 }
 
+TEST(BadInput, MoreRankFilesThanNpus) {
+  std::string prefix = with_rank2(temp_dir("t"), nullptr);
+  chakra::write_trace(prefix + ".4.et", chakra::read_trace(prefix + ".0.et"));
+  expect_error(cli(ring4_args(prefix)),
+               {"w.4.et", "rank 4", "more ranks than the platform's 4 NPUs"});
+}
+
 TEST(BadInput, DependencyOnMissingNode) {
   auto t = collective(1024, 0);
   t.nodes[0].data_deps = {42};

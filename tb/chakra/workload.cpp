@@ -243,6 +243,12 @@ Workload load_workload(const WorkloadOptions& o) {
           "trace file missing (the platform has " + std::to_string(o.ranks) + " NPUs)");
     w.ranks.push_back(read_trace(path));
   }
+  // A trace for a rank the platform does not have means the two do not belong together.
+  std::string extra = o.prefix + "." + std::to_string(o.ranks) + ".et";
+  if (fs::exists(extra))
+    throw InputError(
+        extra, "rank " + std::to_string(o.ranks),
+        "the workload has more ranks than the platform's " + std::to_string(o.ranks) + " NPUs");
   if (o.size_unit_bytes != 1)
     for (auto& t : w.ranks)
       for (auto& n : t.nodes) {
