@@ -79,3 +79,18 @@ TEST(PyTorchTrace, RunsOnDataDependencies) {
   EXPECT_EQ(r["npus"][0]["nodes_done"], 3664);
   EXPECT_GT(r["npus"][0]["compute_ns"].get<double>(), 0);
 }
+
+// With ASTRA-sim's issue policy (one collective or send in flight per NPU, in node-id order) the
+// 3-D traces deadlock as they do in ASTRA-sim: on gpt_tp2pp2_L4, rank 2 enters a reduce-scatter of
+// group 6 while rank 3 has entered an all-gather of the same group, and each waits for the other.
+// The stall report names both. wafersim's default issues collectives concurrently and finishes.
+TEST(StgTrace, AstraSimIssueOrderDeadlocksAndIsExplained) {
+  auto r =
+      wafersim::testing::wafersim("run " + astra(4, "Ring_4chunks_roofline.json") +
+                                  " --fidelity message --set npu.comm_order=node_id --workload " +
+                                  source(kData + "chakra-traces/stg/gpt_tp2pp2_L4/workload"));
+  EXPECT_EQ(r.exit_code, 3);
+  for (const char* w : {"rank 2", "REDUCE_SCATTER group '6'", "rank 3", "ALL_GATHER group '6'",
+                        "waits for a message from rank"})
+    EXPECT_NE(r.err.find(w), std::string::npos) << w << " not in: " << r.err;
+}

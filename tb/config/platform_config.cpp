@@ -110,6 +110,8 @@ const std::map<std::string, Setter>& setters() {
                                                             {"roofline", ComputeModel::Roofline}})},
       {"npu.compute_order", choice(&PlatformSpec::compute_order, {{"node_id", ComputeOrder::NodeId},
                                                                   {"ready", ComputeOrder::Ready}})},
+      {"npu.comm_order", choice(&PlatformSpec::comm_order, {{"concurrent", CommOrder::Concurrent},
+                                                            {"node_id", CommOrder::NodeId}})},
       {"collectives.all_reduce", algorithm(&CollectiveConfig::all_reduce)},
       {"collectives.all_gather", algorithm(&CollectiveConfig::all_gather)},
       {"collectives.reduce_scatter", algorithm(&CollectiveConfig::reduce_scatter)},

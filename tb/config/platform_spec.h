@@ -27,6 +27,10 @@ enum class ComputeModel { Duration, Roofline };
 // ready node with the smallest id next (program order, as a device stream and ASTRA-sim do);
 // `Ready` launches each as soon as it is ready and the NPU runs them in arrival order.
 enum class ComputeOrder { NodeId, Ready };
+// How the driver issues collectives and sends: `Concurrent` issues each as soon as it is ready;
+// `NodeId` keeps one in flight per NPU, the ready one with the smallest id next (ASTRA-sim's way).
+// Receives are never held back.
+enum class CommOrder { Concurrent, NodeId };
 
 struct PlatformSpec {
   std::string name;
@@ -37,6 +41,7 @@ struct PlatformSpec {
   CollectiveConfig collectives;
   ComputeModel compute = ComputeModel::Duration;
   ComputeOrder compute_order = ComputeOrder::NodeId;
+  CommOrder comm_order = CommOrder::Concurrent;
 };
 
 // `overrides` are `section.key=value` strings applied on top of the file (the study runner and

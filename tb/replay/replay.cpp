@@ -20,6 +20,15 @@ enum : uint8_t { kWaiting = 0, kIssued = 1, kDone = 2 };
 constexpr uint64_t kPointToPointTag = 1ull << 63;
 }  // namespace
 
+// Issue lanes that keep one node in flight and launch the ready node with the smallest id next:
+// compute (npu.compute_order: node_id) and collectives + sends (npu.comm_order: node_id).
+struct Replay::Lane {
+  int inflight = 0;
+  std::priority_queue<std::pair<uint64_t, size_t>, std::vector<std::pair<uint64_t, size_t>>,
+                      std::greater<>>
+      waiting;
+};
+
 struct Replay::RankState {
   int rank = 0;
   const chakra::Trace* trace = nullptr;
@@ -32,10 +41,7 @@ struct Replay::RankState {
   size_t done = 0;
   int compute_inflight = 0;
   int comm_inflight = 0;
-  // Ready compute nodes waiting for the compute engine, smallest node id first (node_id order).
-  std::priority_queue<std::pair<uint64_t, size_t>, std::vector<std::pair<uint64_t, size_t>>,
-                      std::greater<>>
-      compute_waiting;
+  Lane compute_lane, comm_lane;
   sc_time last, compute, comm, exposed, finish;
 };
 
@@ -247,15 +253,17 @@ void Replay::issue(int rank, size_t i) {
     return;
   }
   auto command = [&]() { return acquire_command(rank, i, nullptr, 0); };
+  if (Lane* lane = lane_of(r, node)) {
+    if (lane->inflight > 0) {
+      lane->waiting.push({node.id, i});
+      r.state[i] = kWaiting;
+      return;
+    }
+    lane->inflight++;
+  }
   account(r);
   switch (node.kind) {
     case NodeKind::Compute: {
-      // Like a stream on a real device (and ASTRA-sim), the driver keeps one compute kernel in
-      // flight and launches the ready one that comes first in program order.
-      if (spec_.compute_order == ComputeOrder::NodeId && r.compute_inflight > 0) {
-        r.compute_waiting.push({node.id, i});
-        return;
-      }
       Command* c = command();
       c->ext.kind = hw::CommandKind::Compute;
       c->ext.roofline = spec_.compute == ComputeModel::Roofline;
@@ -427,19 +435,32 @@ void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
   node_done(rank, node);
 }
 
+Replay::Lane* Replay::lane_of(RankState& r, const chakra::TraceNode& node) const {
+  // Like a stream on a real device (and ASTRA-sim), the driver may keep one compute kernel, and one
+  // collective or send, in flight and launch the ready one that comes first in program order.
+  if (node.kind == NodeKind::Compute && spec_.compute_order == ComputeOrder::NodeId)
+    return &r.compute_lane;
+  if ((node.kind == NodeKind::Collective || node.kind == NodeKind::Send) &&
+      spec_.comm_order == CommOrder::NodeId)
+    return &r.comm_lane;
+  return nullptr;
+}
+
 void Replay::node_done(int rank, size_t i) {
   RankState& r = *ranks_[rank];
   const chakra::TraceNode& node = r.trace->nodes[i];
   if (!(node.is_cpu_op || node.kind == NodeKind::Metadata || node.kind == NodeKind::Invalid)) {
     account(r);
-    if (node.kind == NodeKind::Compute) {
+    if (node.kind == NodeKind::Compute)
       r.compute_inflight--;
-      if (!r.compute_waiting.empty()) {
-        work_.push_back({rank, r.compute_waiting.top().second, nullptr, 0});
-        r.compute_waiting.pop();
-      }
-    } else {
+    else
       r.comm_inflight--;
+    if (Lane* lane = lane_of(r, node)) {
+      lane->inflight--;
+      if (!lane->waiting.empty()) {
+        work_.push_back({rank, lane->waiting.top().second, nullptr, 0});
+        lane->waiting.pop();
+      }
     }
   }
   r.state[i] = kDone;

@@ -63,6 +63,7 @@ class Replay : public sc_core::sc_module {
   struct CollectiveRun;
   struct Command;
   struct RankState;
+  struct Lane;
 
   // Issue work is queued and drained iteratively, so long chains of instant nodes never recurse.
   struct Work {
@@ -83,6 +84,7 @@ class Replay : public sc_core::sc_module {
   tlm::tlm_sync_enum completed(int rank, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                                sc_core::sc_time& delay);
   void account(RankState& r);
+  Lane* lane_of(RankState& r, const chakra::TraceNode& node) const;
   std::shared_ptr<const collectives::Plan> plan_for(const chakra::TraceNode& node, int group_size,
                                                     collectives::Collective& kind);
   uint32_t instance_of(const std::string& group, size_t sequence);
