@@ -48,6 +48,19 @@ chakra::Trace collective(std::optional<uint64_t> size, std::optional<int64_t> ty
   return t;
 }
 
+// A SEND to `peer` or a RECV from `peer` of 4 KiB.
+chakra::TraceNode point_to_point(chakra::NodeKind kind, uint64_t id, const std::string& name,
+                                 int peer, int64_t tag) {
+  chakra::TraceNode n;
+  n.id = id;
+  n.name = name;
+  n.kind = kind;
+  n.comm_size = 4096;
+  (kind == chakra::NodeKind::Send ? n.comm_dst : n.comm_src) = peer;
+  n.comm_tag = tag;
+  return n;
+}
+
 void expect_error(const CommandResult& r, const std::vector<std::string>& words) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_LT(r.exit_code, 128) << "crashed: " << r.err;
@@ -160,13 +173,7 @@ TEST(BadInput, CommGroupListsARankTwice) {
 
 TEST(BadInput, SendToSelf) {
   chakra::Trace t;
-  chakra::TraceNode send;
-  send.id = 3;
-  send.name = "loop";
-  send.kind = chakra::NodeKind::Send;
-  send.comm_size = 64;
-  send.comm_dst = 2;
-  t.nodes = {send};
+  t.nodes = {point_to_point(chakra::NodeKind::Send, 3, "loop", 2, 0)};
   expect_error(cli(ring4_args(with_rank2(temp_dir("t"), &t))),
                {"w.2.et", "node 3", "comm_dst is this rank itself"});
 }
@@ -175,14 +182,7 @@ TEST(BadInput, SendToSelf) {
 TEST(Stall, UnmatchedRecvIsReported) {
   std::string dir = temp_dir("s");
   std::vector<chakra::Trace> t(4);
-  chakra::TraceNode recv;
-  recv.id = 1;
-  recv.name = "lonely_recv";
-  recv.kind = chakra::NodeKind::Recv;
-  recv.comm_size = 4096;
-  recv.comm_src = 3;
-  recv.comm_tag = 9;
-  t[1].nodes = {recv};
+  t[1].nodes = {point_to_point(chakra::NodeKind::Recv, 1, "lonely_recv", 3, 9)};
   for (int r = 0; r < 4; ++r) chakra::write_trace(dir + "/p." + std::to_string(r) + ".et", t[r]);
   auto r = cli(ring4_args(dir + "/p") + " --out " + dir);
   EXPECT_EQ(r.exit_code, 3);
