@@ -10,12 +10,31 @@ namespace wafersim::hw {
 
 using sc_core::sc_time;
 
+namespace {
+
+// Calls fn(v) for each set bit v of `mask`, starting at `first` and wrapping round:
+// round-robin order without visiting empty VCs; stops when fn returns false.
+template <typename Fn>
+void for_each_vc_from(uint64_t mask, int first, Fn&& fn) {
+  const uint64_t high = mask >> first;
+  const uint64_t low = first == 0 ? 0 : mask & ((uint64_t{1} << first) - 1);
+  for (uint64_t m = high; m; m &= m - 1)
+    if (!fn(first + __builtin_ctzll(m))) return;
+  for (uint64_t m = low; m; m &= m - 1)
+    if (!fn(__builtin_ctzll(m))) return;
+}
+
+}  // namespace
+
 Router::Router(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
                const topology::Topology& topology, int node)
     : FabricNode(name, params, pool, topology.links_of(topology.in_links(node)),
                  topology.links_of(topology.out_links(node))),
       topology_(topology),
       node_(node) {
+  if (params_.vcs > 64)
+    throw std::invalid_argument("vcs: at most 64 virtual channels per port, got " +
+                                std::to_string(params_.vcs));
   SC_METHOD(allocation_round);
   sensitive << wake_;
   dont_initialize();
@@ -43,6 +62,7 @@ size_t Router::buffered_units() const {
 void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) {
   const sc_time now = sc_core::sc_time_stamp();
   in_[in_port].vcs[unit.vc].queue.push_back({&trans, &unit, now});
+  in_[in_port].occupied |= uint64_t{1} << unit.vc;
   wake_at(now);
 }
 
@@ -83,9 +103,9 @@ void Router::allocation_round() {
 
   // Route computation and VC allocation for the packet at the head of each input VC.
   for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
-    for (int v = 0; v < params_.vcs; ++v) {
+    for (uint64_t m = in_[i].occupied; m; m &= m - 1) {
+      const int v = __builtin_ctzll(m);
       InputVc& ivc = in_[i].vcs[v];
-      if (ivc.queue.empty()) continue;
       const Buffered& head = ivc.queue.front();
       if (head.arrived > now) {
         later(head.arrived);
@@ -123,30 +143,29 @@ void Router::allocation_round() {
       later(in.busy_until);
       continue;
     }
-    for (int k = 0; k < params_.vcs; ++k) {
-      int v = (in.rr + k) % params_.vcs;
+    for_each_vc_from(in.occupied, in.rr, [&](int v) {
       InputVc& ivc = in.vcs[v];
-      if (ivc.queue.empty() || ivc.out_vc < 0) continue;
+      if (ivc.out_vc < 0) return true;
       const Buffered& front = ivc.queue.front();
       if (front.arrived > now) {
         later(front.arrived);
-        continue;
+        return true;
       }
       if (ivc.sa_ready > now) {
         later(ivc.sa_ready);
-        continue;
+        return true;
       }
       const Output& out = outputs_[ivc.out_port];
       if (out.credits[ivc.out_vc] < static_cast<int>(front.unit->credits))
-        continue;  // credit wakes
+        return true;  // credit wakes
       if (!link_accepts(out, now + pipeline)) {
         later(out.link_free - cycle_ - pipeline);
-        continue;
+        return true;
       }
       if (requests_[ivc.out_port].empty()) requested_.push_back(ivc.out_port);
       requests_[ivc.out_port].push_back({i, v});
-      break;
-    }
+      return false;  // one request per input
+    });
   }
 
   // Output stage: each output grants one requesting input, round-robin over inputs.
@@ -164,6 +183,7 @@ void Router::allocation_round() {
     InputVc& ivc = in.vcs[v];
     Buffered unit = ivc.queue.front();
     ivc.queue.pop_front();
+    if (ivc.queue.empty()) in.occupied &= ~(uint64_t{1} << v);
     TransferExt forwarded = *unit.unit;
     forwarded.vc = ivc.out_vc;
     forwarded.vc_class = ivc.out_class;

@@ -37,6 +37,7 @@ class Router : public FabricNode {
   };
   struct InputState {
     std::vector<InputVc> vcs;
+    uint64_t occupied = 0;  // bit v set: VC v holds something (rounds visit only those)
     sc_core::sc_time busy_until;  // crossbar input still reading the previous unit
     int rr = 0;
   };

@@ -104,6 +104,9 @@ void NetworkInterface::inject_round() {
     wake_at(out.link_free - cycle_);
     return;
   }
+  // Without a credit on any VC nothing can go (a credit wakes us): skip the scan of what may be a
+  // long source queue.
+  if (std::none_of(out.credits.begin(), out.credits.end(), [](int c) { return c > 0; })) return;
   sc_time next_eligible = sc_core::sc_max_time();
   const size_t n = outgoing_.size();
   for (size_t k = 0; k < n; ++k) {
@@ -120,6 +123,7 @@ void NetworkInterface::inject_round() {
     if (vc < 0) continue;  // a credit will wake us
     unit.vc = vc;
     unit.tail_at = now;
+    if (o.packet == 0 && o.flit == 0) o.message->injected = now;
     sc_time leaves = transmit(0, unit, now);
     // Advance the cursor past the unit just sent.
     if (params_.fidelity == Fidelity::Flit) {

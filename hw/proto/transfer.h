@@ -16,9 +16,10 @@ struct Message {
   uint64_t bytes = 0;
   uint64_t tag = 0;  // matching key chosen by the sender's driver
   uint64_t received_bytes = 0;
-  sc_core::sc_time created;
-  sc_core::sc_time delivered;
-  uint64_t cookie = 0;  // sender's handle for its completion
+  sc_core::sc_time created;    // handed to the sending NIC
+  sc_core::sc_time injected;   // its first unit left the sending NIC
+  sc_core::sc_time delivered;  // its last byte reached the receiving NIC
+  uint64_t cookie = 0;         // sender's handle for its completion
 };
 
 // What travels on a link: one flit, one packet or one message (the fidelity knob).

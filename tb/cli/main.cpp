@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <systemc>
 
@@ -9,6 +10,7 @@
 #include "tb/chakra/generator.h"
 #include "tb/run/run.h"
 #include "tb/study/study.h"
+#include "tb/traffic/traffic_run.h"
 
 using namespace wafersim;
 
@@ -65,6 +67,49 @@ int sc_main(int argc, char* argv[]) {
       ->check(CLI::PositiveNumber);
   gen_cmd->add_option("--compute-us", gen.compute_micros, "compute before each collective, in us");
 
+  tb::TrafficOptions traffic;
+  bool traffic_quiet = false;
+  auto* traffic_cmd = app.add_subcommand(
+      "traffic", "synthetic traffic on a platform's fabric (BookSim-comparable latency and load)");
+  traffic_cmd->add_option("--platform", traffic.platform.platform, "wafersim platform YAML")
+      ->required();
+  traffic_cmd->add_option("--set", traffic.platform.overrides, "override a platform key")
+      ->take_all();
+  traffic_cmd->add_option("--fidelity", traffic.platform.fidelity, "flit | packet");
+  traffic_cmd
+      ->add_option("--pattern", traffic.pattern,
+                   "uniform | transpose | bit_complement | hotspot | nearest_neighbour")
+      ->required();
+  traffic_cmd
+      ->add_option("--rate", traffic.rates,
+                   "offered load in flits/node/cycle; several values (or a,b,c) run a sweep")
+      ->required()
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  traffic_cmd->add_option("--packet-flits", traffic.spec.packet_flits, "packet length, flits")
+      ->check(CLI::PositiveNumber);
+  traffic_cmd->add_option("--warmup-cycles", traffic.spec.warmup_cycles,
+                          "cycles before measuring (default 1000)");
+  traffic_cmd
+      ->add_option("--measure-cycles", traffic.spec.measure_cycles,
+                   "measurement window, cycles (default 10000)")
+      ->check(CLI::PositiveNumber);
+  traffic_cmd->add_option("--drain-cycles", traffic.spec.drain_cycles,
+                          "cycles allowed after the window for measured packets (default 20000)");
+  traffic_cmd->add_option("--latency-threshold", traffic.spec.latency_threshold_cycles,
+                          "average latency (cycles) above which the point counts as saturated "
+                          "(default 500)");
+  traffic_cmd->add_option("--seed", traffic.spec.seed, "random seed (default 1)");
+  traffic_cmd->add_option("--hotspot", traffic.spec.hotspot,
+                          "hotspot pattern: destination NPU (default: the middle one)");
+  traffic_cmd->add_option("--hotspot-fraction", traffic.spec.hotspot_fraction,
+                          "hotspot pattern: share of packets sent to the hotspot (default 0.5)");
+  traffic_cmd->add_option("--out", traffic.platform.out_dir, "output folder")->required();
+  traffic_cmd->add_option("-j,--jobs", traffic.jobs, "sweep points at a time")
+      ->check(CLI::PositiveNumber);
+  traffic_cmd->add_flag("--plots", traffic.plots, "sweep: draw latency_load.png with gnuplot");
+  traffic_cmd->add_flag("--quiet", traffic_quiet, "print nothing but errors");
+
   std::string inspect_file;
   auto* inspect_cmd = app.add_subcommand("inspect", "print the nodes of one .et file");
   inspect_cmd->add_option("file", inspect_file, "a Chakra .et file")->required();
@@ -80,6 +125,29 @@ int sc_main(int argc, char* argv[]) {
         deps == "data" ? chakra::DependencyMode::DataOnly : chakra::DependencyMode::DataAndControl;
     std::ostringstream sink;
     return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
+  }
+  if (*traffic_cmd) {
+    std::ostringstream sink;
+    std::ostream& out = traffic_quiet ? static_cast<std::ostream&>(sink) : std::cout;
+    if (traffic.rates.size() == 1) return tb::run_traffic(traffic, out, std::cerr);
+    // A sweep: every point is its own process with the same options but one rate.
+    std::vector<std::string> point = {"--platform", traffic.platform.platform, "--pattern",
+                                      traffic.pattern};
+    auto add = [&](const std::string& flag, const std::string& value) {
+      point.push_back(flag);
+      point.push_back(value);
+    };
+    for (const auto& o : traffic.platform.overrides) add("--set", o);
+    if (!traffic.platform.fidelity.empty()) add("--fidelity", traffic.platform.fidelity);
+    for (auto* opt : traffic_cmd->get_options()) {
+      const std::string name = opt->get_name();
+      static const std::set<std::string> forwarded = {
+          "--packet-flits",      "--warmup-cycles", "--measure-cycles", "--drain-cycles",
+          "--latency-threshold", "--seed",          "--hotspot",        "--hotspot-fraction"};
+      if (forwarded.count(name) && opt->count() > 0) add(name, opt->as<std::string>());
+    }
+    std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+    return tb::run_traffic_sweep(traffic, point, self, out, std::cerr);
   }
   if (*study_cmd) {
     try {

@@ -14,9 +14,7 @@
 
 namespace wafersim::tb {
 
-namespace {
-
-PlatformSpec load_spec(const RunOptions& o) {
+PlatformSpec load_platform_spec(const RunOptions& o) {
   PlatformSpec spec;
   if (!o.platform.empty() && !o.astra_network.empty())
     throw InputError("command line", "--platform",
@@ -39,30 +37,35 @@ PlatformSpec load_spec(const RunOptions& o) {
   return spec;
 }
 
-}  // namespace
+topology::Topology build_topology(const PlatformSpec& spec) {
+  try {
+    return topology::Topology::build(spec.network);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(spec.source, "network", e.what());
+  }
+}
+
+std::unique_ptr<hw::Platform> build_platform(const PlatformSpec& spec,
+                                             const topology::Topology& topology) {
+  sc_core::sc_report_handler::set_actions("/IEEE_Std_1666/deprecated", sc_core::SC_DO_NOTHING);
+  try {
+    return std::make_unique<hw::Platform>("platform", topology, spec.fabric, spec.npu);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(spec.source, "fabric", e.what());
+  }
+}
 
 int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
                    nlohmann::json* report_out) {
   const auto wall_start = std::chrono::steady_clock::now();
   try {
-    PlatformSpec spec = load_spec(o);
-    topology::Topology topology;
-    try {
-      topology = topology::Topology::build(spec.network);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(spec.source, "network", e.what());
-    }
+    PlatformSpec spec = load_platform_spec(o);
+    topology::Topology topology = build_topology(spec);
     chakra::WorkloadOptions wo = o.workload;
     wo.ranks = topology.npu_count();
     chakra::Workload workload = chakra::load_workload(wo);
 
-    sc_core::sc_report_handler::set_actions("/IEEE_Std_1666/deprecated", sc_core::SC_DO_NOTHING);
-    std::unique_ptr<hw::Platform> platform;
-    try {
-      platform = std::make_unique<hw::Platform>("platform", topology, spec.fabric, spec.npu);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(spec.source, "fabric", e.what());
-    }
+    std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
     Replay replay("replay", workload, spec, *platform);
     hw::event_counter() = 0;
     sc_core::sc_start();

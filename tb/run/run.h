@@ -2,11 +2,14 @@
 // One simulation, from files to report: load the platform and the workload, build the hardware and
 // the replay, simulate, and write the report. One per process (SystemC elaborates once).
 #include <iosfwd>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
+#include "hw/platform/platform.h"
 #include "tb/chakra/workload.h"
+#include "tb/config/platform_spec.h"
 
 namespace wafersim::tb {
 
@@ -19,6 +22,15 @@ struct RunOptions {
   chakra::WorkloadOptions workload;    // ranks: taken from the platform
   std::string out_dir;                 // report.json goes here (empty: no files)
 };
+
+// The platform of a run: --platform or the ASTRA-sim pair, with --set overrides and --fidelity
+// applied. Throws InputError.
+PlatformSpec load_platform_spec(const RunOptions& options);
+
+// The topology graph and the hardware of a platform; throw InputError naming the platform file.
+topology::Topology build_topology(const PlatformSpec& spec);
+std::unique_ptr<hw::Platform> build_platform(const PlatformSpec& spec,
+                                             const topology::Topology& topology);
 
 enum ExitCode { kOk = 0, kInputError = 1, kStalled = 3 };
 

@@ -1,8 +1,5 @@
 #include "tb/study/study.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -15,6 +12,7 @@
 #include <sstream>
 
 #include "models/common/error.h"
+#include "tb/common/child_processes.h"
 
 namespace wafersim::tb {
 
@@ -45,13 +43,6 @@ void add_value(std::vector<std::string>& args, const std::string& file, const st
 std::string scalar(const YAML::Node& n, const std::string& file, const std::string& key) {
   if (!n.IsScalar()) throw InputError(file, "key '" + key + "'", "expected a single value");
   return n.Scalar();
-}
-
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 }  // namespace
@@ -136,44 +127,17 @@ Study load_study(const std::string& path) {
 int run_study(const Study& study, const std::string& self, const std::string& out_dir, int jobs,
               std::ostream& log) {
   fs::create_directories(out_dir);
-  jobs = std::max(1, jobs);
-  std::map<pid_t, size_t> running;
-  std::vector<int> exit_codes(study.runs.size(), -1);
-  size_t next = 0;
-  auto launch = [&](size_t i) {
-    const StudyRun& run = study.runs[i];
+  std::vector<ChildJob> children;
+  for (const StudyRun& run : study.runs) {
     std::string dir = out_dir + "/" + run.id;
-    fs::create_directories(dir);
-    std::vector<std::string> args = {self, "run", "--quiet", "--out", dir};
-    args.insert(args.end(), run.args.begin(), run.args.end());
-    pid_t pid = fork();
-    if (pid == 0) {
-      int o = ::open((dir + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int e = ::open((dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(o, 1);
-      dup2(e, 2);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execv(self.c_str(), argv.data());
-      _exit(127);
-    }
-    running[pid] = i;
-  };
-  while (next < study.runs.size() || !running.empty()) {
-    while (next < study.runs.size() && static_cast<int>(running.size()) < jobs) launch(next++);
-    int status = 0;
-    pid_t pid = wait(&status);
-    if (pid < 0) break;
-    auto it = running.find(pid);
-    if (it == running.end()) continue;
-    size_t i = it->second;
-    running.erase(it);
-    exit_codes[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    log << study.runs[i].id << ": "
-        << (exit_codes[i] == 0 ? "ok" : "failed (exit " + std::to_string(exit_codes[i]) + ")")
-        << "\n";
+    ChildJob job{{"run", "--quiet", "--out", dir}, dir};
+    job.args.insert(job.args.end(), run.args.begin(), run.args.end());
+    children.push_back(job);
   }
+  std::vector<int> exit_codes = run_children(self, children, jobs, [&](size_t i, int code) {
+    log << study.runs[i].id << ": "
+        << (code == 0 ? "ok" : "failed (exit " + std::to_string(code) + ")") << "\n";
+  });
 
   std::ofstream csv(out_dir + "/results.csv");
   csv << "run";
@@ -214,17 +178,7 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
     } else {
       csv << ",,,,,,";
     }
-    std::string error;
-    if (exit_codes[i] != 0) {
-      std::ifstream ef(dir + "/stderr.txt");
-      std::string line;
-      while (std::getline(ef, line))
-        if (!line.empty()) {
-          error = line;
-          break;
-        }
-    }
-    csv << "," << csv_escape(error) << "\n";
+    csv << "," << csv_escape(exit_codes[i] != 0 ? first_error_line(dir) : "") << "\n";
   }
   return failed;
 }

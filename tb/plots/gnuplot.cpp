@@ -1,0 +1,118 @@
+#include "tb/plots/gnuplot.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace wafersim::tb {
+
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\\\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string without_extension(const std::string& png) {
+  auto dot = png.rfind('.');
+  return dot == std::string::npos ? png : png.substr(0, dot);
+}
+
+std::string header(const std::string& png, const std::string& title, int width, int height) {
+  std::ostringstream s;
+  s << "set terminal pngcairo size " << width << "," << height << " font 'sans,10'\n"
+    << "set output " << quoted(png) << "\n"
+    << "set title " << quoted(title) << "\n";
+  return s.str();
+}
+
+}  // namespace
+
+std::string run_gnuplot(const std::string& script, const std::string& script_path) {
+  {
+    std::ofstream f(script_path);
+    f << script;
+    if (!f) return "cannot write " + script_path;
+  }
+  std::string cmd = "gnuplot " + script_path + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "cannot start gnuplot";
+  std::string output;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) output += buf;
+  int status = pclose(p);
+  if (status != 0)
+    return output.empty() ? "gnuplot is not installed (Debian package gnuplot-nox)"
+                          : "gnuplot: " + output;
+  return "";
+}
+
+std::string plot_curves(const std::string& png, const std::string& title, const std::string& xlabel,
+                        const std::string& ylabel, const std::vector<Curve>& curves) {
+  const std::string base = without_extension(png);
+  std::ostringstream s;
+  s << header(png, title, 800, 560) << "set xlabel " << quoted(xlabel) << "\n"
+    << "set ylabel " << quoted(ylabel) << "\nset grid\nset key top left\n";
+  for (size_t c = 0; c < curves.size(); ++c) {
+    s << "$curve" << c << " << EOD\n";
+    for (const auto& p : curves[c].points) s << p.x << " " << p.y << "\n";
+    s << "EOD\n";
+  }
+  s << "plot ";
+  for (size_t c = 0; c < curves.size(); ++c)
+    s << (c ? ", " : "") << "$curve" << c << " using 1:2 with linespoints title "
+      << quoted(curves[c].title);
+  s << "\n";
+  return run_gnuplot(s.str(), base + ".gp");
+}
+
+std::string plot_heatmap(const std::string& png, const std::string& title, const std::string& label,
+                         int rows, int cols, const std::vector<double>& cells, double max_value) {
+  const std::string base = without_extension(png);
+  std::ostringstream s;
+  s << header(png, title, 720, 640) << "set cblabel " << quoted(label) << "\n"
+    << "set cbrange [0:" << (max_value > 0 ? max_value : 1) << "]\n"
+    << "set palette defined (0 'white', 0.5 'orange', 1 'red')\n"
+    << "set datafile missing 'nan'\nset size ratio -1\nunset key\n"
+    << "set xrange [-0.5:" << cols - 0.5 << "]\nset yrange [" << rows - 0.5 << ":-0.5]\n"
+    << "$grid << EOD\n";
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      double v = cells[static_cast<size_t>(r) * cols + c];
+      s << (c ? " " : "") << (std::isnan(v) ? std::string("nan") : std::to_string(v));
+    }
+    s << "\n";
+  }
+  s << "EOD\nplot $grid matrix with image\n";
+  return run_gnuplot(s.str(), base + ".gp");
+}
+
+std::string plot_stacked_bars(const std::string& png, const std::string& title,
+                              const std::string& ylabel, const std::vector<std::string>& items,
+                              const std::vector<std::string>& series,
+                              const std::vector<std::vector<double>>& values) {
+  const std::string base = without_extension(png);
+  std::ostringstream s;
+  s << header(png, title, std::max<size_t>(640, 40 + items.size() * 14), 480) << "set ylabel "
+    << quoted(ylabel) << "\n"
+    << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border "
+       "-1\nset boxwidth 0.8\nset key outside top center horizontal\nset xtics rotate by -60\n"
+    << "$bars << EOD\nitem";
+  for (const auto& name : series) s << " " << quoted(name);
+  s << "\n";
+  for (size_t i = 0; i < items.size(); ++i) {
+    s << quoted(items[i]);
+    for (double v : values[i]) s << " " << v;
+    s << "\n";
+  }
+  s << "EOD\nplot ";
+  for (size_t k = 0; k < series.size(); ++k)
+    s << (k ? ", " : "") << "$bars using " << k + 2 << (k ? "" : ":xtic(1)") << " title "
+      << quoted(series[k]);
+  s << "\n";
+  return run_gnuplot(s.str(), base + ".gp");
+}
+
+}  // namespace wafersim::tb

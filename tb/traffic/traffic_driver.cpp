@@ -1,0 +1,153 @@
+#include "tb/traffic/traffic_driver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "hw/proto/event_counter.h"
+
+namespace wafersim::tb {
+
+using sc_core::sc_time;
+
+namespace {
+
+int middle_npu(const topology::Topology& t) {
+  if (t.spec().shape == topology::Shape::Mesh)
+    return (t.spec().mesh_y / 2) * t.spec().mesh_x + t.spec().mesh_x / 2;
+  return t.npu_count() / 2;
+}
+
+int router_hops(const topology::Topology& t, int src, int dst) {
+  int links = 0;
+  for (int l : t.path(src, dst))
+    if (!t.links()[l].attach) ++links;
+  return links;
+}
+
+}  // namespace
+
+TrafficDriver::TrafficDriver(sc_core::sc_module_name name, const TrafficSpec& spec,
+                             const topology::Topology& topology, hw::Platform& platform)
+    : sc_module(name),
+      spec_(spec),
+      topology_(topology),
+      platform_(platform),
+      picker_(spec.pattern, topology, spec.hotspot < 0 ? middle_npu(topology) : spec.hotspot,
+              spec.hotspot_fraction),
+      cycle_(1.0 / platform.fabric().clock_ghz, sc_core::SC_NS),
+      payload_bytes_(static_cast<uint64_t>(spec.packet_flits) * platform.fabric().flit_bytes -
+                     platform.fabric().header_bytes),
+      rng_(spec.seed),
+      gap_(std::clamp(spec.rate / std::max(1, spec.packet_flits), 1e-12, 1.0)) {
+  if (!(spec.rate > 0) || spec.rate > spec.packet_flits)
+    throw std::invalid_argument("rate must be above 0 and at most 1 packet per node per cycle");
+  if (spec.packet_flits < 1) throw std::invalid_argument("packet length must be at least 1 flit");
+  if (spec.measure_cycles < 1) throw std::invalid_argument("the measurement window is empty");
+  if (platform.fabric().header_bytes >=
+      static_cast<uint64_t>(spec.packet_flits) * platform.fabric().flit_bytes)
+    throw std::invalid_argument("a packet of " + std::to_string(spec.packet_flits) +
+                                " flits has no room for its payload after the header");
+  for (int n = 0; n < platform.npu_count(); ++n) {
+    idle_hosts_.push_back(std::make_unique<tlm_utils::simple_initiator_socket<TrafficDriver>>(
+        ("host" + std::to_string(n)).c_str()));
+    idle_hosts_.back()->bind(platform.npu(n).cmd);
+    platform.npu(n).nic().on_delivered = [this](hw::Message* m) { delivered(m); };
+    schedule_next(n, 0);
+  }
+  SC_METHOD(generate);
+  sensitive << wake_;
+  dont_initialize();
+  SC_METHOD(stop_if_done);
+  sensitive << deadline_;
+  dont_initialize();
+  wake_.notify(cycle_ * static_cast<double>(next_.top().cycle));
+  deadline_.notify(
+      cycle_ * static_cast<double>(spec.warmup_cycles + spec.measure_cycles + spec.drain_cycles));
+}
+
+TrafficDriver::~TrafficDriver() = default;
+
+uint64_t TrafficDriver::cycle_of(const sc_time& t) const {
+  return static_cast<uint64_t>(std::llround(t / cycle_));
+}
+
+bool TrafficDriver::in_window(uint64_t cycle) const {
+  return cycle >= spec_.warmup_cycles && cycle < spec_.warmup_cycles + spec_.measure_cycles;
+}
+
+void TrafficDriver::schedule_next(int node, uint64_t after_cycle) {
+  // Bernoulli trials, one per cycle: the number of empty cycles before the next success.
+  next_.push({after_cycle + gap_(rng_), node});
+}
+
+void TrafficDriver::generate() {
+  ++hw::event_counter();
+  const uint64_t now = cycle_of(sc_core::sc_time_stamp());
+  while (!next_.empty() && next_.top().cycle <= now) {
+    const int src = next_.top().node;
+    next_.pop();
+    auto* m = new hw::Message;
+    m->id = next_id_++;
+    m->src = src;
+    m->dst = picker_.pick(src, rng_);
+    m->bytes = payload_bytes_;
+    m->created = sc_core::sc_time_stamp();
+    m->cookie = in_window(now) ? 1 : 0;
+    if (m->cookie) {
+      ++measured_;
+      created_in_window_flits_ += spec_.packet_flits;
+      hops_sum_ += router_hops(topology_, src, m->dst);
+    }
+    ++in_flight_;
+    platform_.npu(src).nic().send(m, [](hw::Message*) {});
+    schedule_next(src, now + 1);
+  }
+  if (!next_.empty()) wake_.notify(cycle_ * static_cast<double>(next_.top().cycle - now));
+}
+
+void TrafficDriver::delivered(hw::Message* m) {
+  const uint64_t at = cycle_of(m->delivered);
+  if (in_window(at)) ejected_in_window_flits_ += spec_.packet_flits;
+  if (m->cookie) {
+    const double latency = (m->delivered - m->created) / cycle_;
+    latency_sum_ += latency;
+    latency_max_ = std::max(latency_max_, latency);
+    network_latency_sum_ += (m->delivered - m->injected) / cycle_;
+    ++measured_done_;
+  }
+  --in_flight_;
+  delete m;
+  if (measured_done_ == measured_ && at >= spec_.warmup_cycles + spec_.measure_cycles)
+    stop_if_done();
+}
+
+void TrafficDriver::stop_if_done() {
+  if (stopped_) return;
+  stopped_ = true;
+  const uint64_t now = cycle_of(sc_core::sc_time_stamp());
+  if (measured_done_ < measured_) saturated_ = true;  // the drain limit ran out
+  stopped_at_ = now;
+  sc_core::sc_stop();
+}
+
+TrafficResult TrafficDriver::result() const {
+  TrafficResult r;
+  const double node_cycles =
+      static_cast<double>(platform_.npu_count()) * static_cast<double>(spec_.measure_cycles);
+  r.offered_flits_per_node_cycle = created_in_window_flits_ / node_cycles;
+  r.accepted_flits_per_node_cycle = ejected_in_window_flits_ / node_cycles;
+  r.measured_packets = measured_;
+  r.delivered_measured_packets = measured_done_;
+  if (measured_done_ > 0) {
+    r.avg_packet_latency_cycles = latency_sum_ / measured_done_;
+    r.avg_network_latency_cycles = network_latency_sum_ / measured_done_;
+  }
+  r.max_packet_latency_cycles = latency_max_;
+  r.avg_hops = measured_ > 0 ? static_cast<double>(hops_sum_) / measured_ : 0;
+  r.simulated_cycles = stopped_at_;
+  r.saturated = saturated_ || r.avg_packet_latency_cycles > spec_.latency_threshold_cycles;
+  return r;
+}
+
+}  // namespace wafersim::tb

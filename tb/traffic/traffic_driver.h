@@ -1,0 +1,101 @@
+#pragma once
+// The synthetic-traffic testbench: every NPU's network interface becomes a packet source and sink.
+// Packets are created by a Bernoulli process per node and cycle (BookSim's default injection
+// process), wait in the NIC's source queue, and are measured BookSim's way: packets created during
+// the measurement window are followed until they are ejected, and the run stops when they all are
+// (or when the drain limit says the network is saturated).
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <random>
+#include <systemc>
+#include <vector>
+
+#include "hw/platform/platform.h"
+#include "tb/traffic/patterns.h"
+
+namespace wafersim::tb {
+
+struct TrafficSpec {
+  Pattern pattern = Pattern::Uniform;
+  double rate = 0.1;                      // offered load, flits per node per cycle
+  int packet_flits = 1;                   // packet length, flits
+  uint64_t warmup_cycles = 1000;          // before measurement: packets created here not measured
+  uint64_t measure_cycles = 10000;        // measurement window
+  uint64_t drain_cycles = 20000;          // after the window: time allowed for measured packets
+  double latency_threshold_cycles = 500;  // average packet latency above this = saturated
+  uint64_t seed = 1;
+  int hotspot = -1;               // hotspot pattern: destination NPU (-1 = the middle one)
+  double hotspot_fraction = 0.5;  // hotspot pattern: share of packets sent to it
+};
+
+struct TrafficResult {
+  double offered_flits_per_node_cycle = 0;   // flits created during the window / nodes / cycles
+  double accepted_flits_per_node_cycle = 0;  // flits ejected during the window / nodes / cycles
+  double avg_packet_latency_cycles = 0;      // creation to ejection of the tail, measured packets
+  double avg_network_latency_cycles = 0;     // injection of the head to ejection of the tail
+  double max_packet_latency_cycles = 0;
+  double avg_hops = 0;  // router-to-router links crossed per measured packet
+  uint64_t measured_packets = 0;
+  uint64_t delivered_measured_packets = 0;
+  uint64_t simulated_cycles = 0;
+  bool saturated = false;
+};
+
+class TrafficDriver : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(TrafficDriver);
+  // Throws std::invalid_argument for a spec that does not fit the platform.
+  TrafficDriver(sc_core::sc_module_name name, const TrafficSpec& spec,
+                const topology::Topology& topology, hw::Platform& platform);
+  ~TrafficDriver() override;
+
+  // Valid once the simulation has stopped.
+  TrafficResult result() const;
+
+ private:
+  struct NextPacket {
+    uint64_t cycle;
+    int node;
+    bool operator>(const NextPacket& o) const {
+      return cycle != o.cycle ? cycle > o.cycle : node > o.node;
+    }
+  };
+
+  void generate();
+  void schedule_next(int node, uint64_t after_cycle);
+  void delivered(hw::Message* m);
+  uint64_t cycle_of(const sc_core::sc_time& t) const;
+  bool in_window(uint64_t cycle) const;
+  void stop_if_done();
+
+  // The NPUs' command sockets must be bound; synthetic traffic issues no commands on them.
+  std::vector<std::unique_ptr<tlm_utils::simple_initiator_socket<TrafficDriver>>> idle_hosts_;
+  const TrafficSpec spec_;
+  const topology::Topology& topology_;
+  hw::Platform& platform_;
+  DestinationPicker picker_;
+  const sc_core::sc_time cycle_;
+  const uint64_t payload_bytes_;
+  std::mt19937_64 rng_;
+  std::geometric_distribution<uint64_t> gap_;  // idle cycles before a node's next packet
+  std::priority_queue<NextPacket, std::vector<NextPacket>, std::greater<NextPacket>> next_;
+  sc_core::sc_event wake_;
+  sc_core::sc_event deadline_;
+  uint64_t next_id_ = 0;
+  uint64_t in_flight_ = 0;
+
+  // Measurement
+  uint64_t created_in_window_flits_ = 0;
+  uint64_t ejected_in_window_flits_ = 0;
+  uint64_t measured_ = 0, measured_done_ = 0;
+  double latency_sum_ = 0, network_latency_sum_ = 0, latency_max_ = 0;
+  uint64_t hops_sum_ = 0;
+  bool saturated_ = false;
+  uint64_t stopped_at_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace wafersim::tb

@@ -1,0 +1,186 @@
+#include "tb/traffic/traffic_run.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+#include <systemc>
+
+#include "hw/platform/platform.h"
+#include "hw/proto/event_counter.h"
+#include "models/common/error.h"
+#include "tb/common/child_processes.h"
+#include "tb/plots/gnuplot.h"
+
+namespace wafersim::tb {
+
+namespace {
+
+nlohmann::json to_json(const TrafficOptions& o, const PlatformSpec& spec, const TrafficResult& r) {
+  nlohmann::json j;
+  j["platform"] = spec.name;
+  j["pattern"] = to_string(o.spec.pattern);
+  j["fidelity"] = hw::to_string(spec.fabric.fidelity);
+  j["rate_flits_per_node_cycle"] = o.spec.rate;
+  j["packet_flits"] = o.spec.packet_flits;
+  j["warmup_cycles"] = o.spec.warmup_cycles;
+  j["measure_cycles"] = o.spec.measure_cycles;
+  j["offered_flits_per_node_cycle"] = r.offered_flits_per_node_cycle;
+  j["accepted_flits_per_node_cycle"] = r.accepted_flits_per_node_cycle;
+  j["avg_packet_latency_cycles"] = r.avg_packet_latency_cycles;
+  j["avg_network_latency_cycles"] = r.avg_network_latency_cycles;
+  j["max_packet_latency_cycles"] = r.max_packet_latency_cycles;
+  j["avg_hops"] = r.avg_hops;
+  j["measured_packets"] = r.measured_packets;
+  j["delivered_measured_packets"] = r.delivered_measured_packets;
+  j["simulated_cycles"] = r.simulated_cycles;
+  j["saturated"] = r.saturated;
+  return j;
+}
+
+std::string rate_dir(double rate) {
+  std::ostringstream s;
+  s << "rate_" << std::fixed << std::setprecision(4) << rate;
+  return s.str();
+}
+
+}  // namespace
+
+int run_traffic(const TrafficOptions& o, std::ostream& out, std::ostream& err) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  try {
+    PlatformSpec spec = load_platform_spec(o.platform);
+    TrafficOptions opts = o;
+    try {
+      opts.spec.pattern = pattern_from_string(o.pattern);
+    } catch (const std::invalid_argument& e) {
+      throw InputError("command line", "--pattern", e.what());
+    }
+    if (o.rates.size() != 1) throw InputError("command line", "--rate", "give one offered load");
+    opts.spec.rate = o.rates.front();
+    if (spec.fabric.fidelity == hw::Fidelity::Message)
+      throw InputError("command line", "--fidelity",
+                       "synthetic traffic needs flit or packet fidelity (a packet is the unit "
+                       "measured)");
+    // One packet per message: the NIC cuts nothing further.
+    spec.fabric.packet_bytes =
+        static_cast<uint32_t>(opts.spec.packet_flits) * spec.fabric.flit_bytes;
+    if (spec.fabric.packet_bytes > spec.fabric.header_bytes)
+      spec.fabric.packet_bytes -= spec.fabric.header_bytes;
+    topology::Topology topology = build_topology(spec);
+    std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
+    // The driver ends the run with sc_stop(): no "simulation stopped by user" notice.
+    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
+                                            sc_core::SC_DO_NOTHING);
+    std::unique_ptr<TrafficDriver> driver;
+    try {
+      driver = std::make_unique<TrafficDriver>("traffic", opts.spec, topology, *platform);
+    } catch (const std::invalid_argument& e) {
+      throw InputError("command line", "traffic", e.what());
+    }
+    hw::event_counter() = 0;
+    sc_core::sc_start();
+    const TrafficResult r = driver->result();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    nlohmann::json j = to_json(opts, spec, r);
+    j["events"] = hw::event_counter();
+    j["wall_seconds"] = wall;
+    j["simulated_cycles_per_second"] = wall > 0 ? r.simulated_cycles / wall : 0;
+    if (!o.platform.out_dir.empty()) {
+      std::filesystem::create_directories(o.platform.out_dir);
+      std::ofstream f(o.platform.out_dir + "/traffic.json");
+      f << j.dump(2) << "\n";
+      if (!f) throw InputError(o.platform.out_dir + "/traffic.json", "", "cannot write");
+    }
+    out << "traffic " << j["pattern"].get<std::string>() << " on " << spec.name << " ("
+        << j["fidelity"].get<std::string>() << " fidelity), " << o.spec.packet_flits
+        << "-flit packets\n"
+        << "  offered  " << r.offered_flits_per_node_cycle << " flits/node/cycle\n"
+        << "  accepted " << r.accepted_flits_per_node_cycle << " flits/node/cycle\n"
+        << "  latency  " << r.avg_packet_latency_cycles << " cycles per packet ("
+        << r.avg_network_latency_cycles << " in the network), " << r.measured_packets
+        << " packets measured\n"
+        << "  " << (r.saturated ? "SATURATED" : "not saturated") << "; " << r.simulated_cycles
+        << " cycles simulated in " << wall << " s\n";
+    return kOk;
+  } catch (const InputError& e) {
+    err << "wafersim: error: " << e.what() << "\n";
+    return kInputError;
+  }
+}
+
+int run_traffic_sweep(const TrafficOptions& o, const std::vector<std::string>& point_args,
+                      const std::string& self, std::ostream& out, std::ostream& err) {
+  const std::string dir = o.platform.out_dir.empty() ? "." : o.platform.out_dir;
+  std::filesystem::create_directories(dir);
+  std::vector<ChildJob> jobs;
+  for (double rate : o.rates) {
+    std::string d = dir + "/" + rate_dir(rate);
+    ChildJob job{{"traffic", "--quiet", "--out", d, "--rate", std::to_string(rate)}, d};
+    job.args.insert(job.args.end(), point_args.begin(), point_args.end());
+    jobs.push_back(job);
+  }
+  std::vector<int> codes = run_children(self, jobs, o.jobs, [&](size_t i, int code) {
+    out << "rate " << o.rates[i] << ": " << (code == 0 ? "ok" : "failed") << "\n";
+  });
+
+  std::ofstream csv(dir + "/latency_load.csv");
+  csv << "rate_flits_per_node_cycle,offered_flits_per_node_cycle,accepted_flits_per_node_cycle,"
+         "avg_packet_latency_cycles,avg_network_latency_cycles,simulated_cycles,saturated,"
+         "wall_seconds,error\n";
+  Curve packet{"packet latency", {}}, network{"network latency", {}};
+  int failed = 0;
+  for (size_t i = 0; i < o.rates.size(); ++i) {
+    nlohmann::json j;
+    std::ifstream f(jobs[i].dir + "/traffic.json");
+    bool have = false;
+    if (codes[i] == 0 && f) {
+      try {
+        f >> j;
+        have = true;
+      } catch (...) {
+      }
+    }
+    csv << o.rates[i] << ",";
+    if (have) {
+      csv << j["offered_flits_per_node_cycle"].get<double>() << ","
+          << j["accepted_flits_per_node_cycle"].get<double>() << ","
+          << j["avg_packet_latency_cycles"].get<double>() << ","
+          << j["avg_network_latency_cycles"].get<double>() << ","
+          << j["simulated_cycles"].get<uint64_t>() << "," << (j["saturated"].get<bool>() ? 1 : 0)
+          << "," << j["wall_seconds"].get<double>() << ",\n";
+      if (!j["saturated"].get<bool>()) {
+        packet.points.push_back({j["offered_flits_per_node_cycle"].get<double>(),
+                                 j["avg_packet_latency_cycles"].get<double>()});
+        network.points.push_back({j["offered_flits_per_node_cycle"].get<double>(),
+                                  j["avg_network_latency_cycles"].get<double>()});
+      }
+    } else {
+      ++failed;
+      csv << ",,,,,,," << csv_escape(first_error_line(jobs[i].dir)) << "\n";
+    }
+  }
+  out << "table: " << dir << "/latency_load.csv\n";
+  if (o.plots) {
+    std::string problem = plot_curves(
+        dir + "/latency_load.png", "latency against offered load (" + o.pattern + ")",
+        "offered load (flits/node/cycle)", "average latency (cycles)", {packet, network});
+    if (!problem.empty()) {
+      err << "wafersim: error: " << dir << "/latency_load.png: " << problem << "\n";
+      return kInputError;
+    }
+    out << "plot: " << dir << "/latency_load.png\n";
+  }
+  if (failed) {
+    err << "wafersim: error: " << failed << " of " << o.rates.size()
+        << " points failed; see latency_load.csv\n";
+    return kInputError;
+  }
+  return kOk;
+}
+
+}  // namespace wafersim::tb

@@ -1,0 +1,123 @@
+// Synthetic traffic on the BookSim setup (configs/booksim_mesh8x8.yaml) against hand-computed
+// figures: the zero-load latency of every pattern follows the router pipeline, accepted throughput
+// equals offered load below saturation, and the network saturates where capacity says it must.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/testing.h"
+
+using wafersim::testing::source;
+using wafersim::testing::temp_dir;
+
+namespace {
+
+nlohmann::json traffic(const std::string& name, const std::string& args) {
+  std::string dir = temp_dir(name);
+  auto r = wafersim::testing::wafersim("traffic --quiet --platform " +
+                                       source("configs/booksim_mesh8x8.yaml") + " --out " + dir +
+                                       " " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(dir + "/traffic.json");
+  nlohmann::json j;
+  f >> j;
+  return j;
+}
+
+// Per packet at zero load on the BookSim setup: 1 endpoint cycle; every router it crosses (hops +
+// 1) costs routing 0 + VC allocation 1 + switch allocation 1 + traversal 1; every link (hops + 2,
+// counting injection and ejection) 1 cycle for the head flit; the body flits follow one per cycle.
+double zero_load_latency(double hops, int packet_flits) {
+  return 1 + 3 * (hops + 1) + (hops + 2) + (packet_flits - 1);
+}
+
+struct PatternCase {
+  const char* pattern;
+  double mean_hops;  // exact mean over sources (and destinations for uniform) on the 8x8 mesh
+};
+
+}  // namespace
+
+// Mean hops: uniform and transpose 2 x (k^2 - 1) / 3k = 5.25; bit complement sum of |7 - 2x| per
+// dimension = 8; nearest neighbour 1 hop per dimension, 7 from the last column / row = 3.5.
+TEST(Traffic, ZeroLoadLatencyFollowsThePipelineForEveryPattern) {
+  for (PatternCase c :
+       {PatternCase{"uniform", 5.25}, PatternCase{"transpose", 5.25},
+        PatternCase{"bit_complement", 8.0}, PatternCase{"nearest_neighbour", 3.5}}) {
+    auto j = traffic(c.pattern, std::string("--pattern ") + c.pattern + " --rate 0.002");
+    const double hops = j["avg_hops"];
+    EXPECT_NEAR(hops, c.mean_hops, 0.25) << c.pattern;
+    EXPECT_NEAR(j["avg_packet_latency_cycles"].get<double>(), zero_load_latency(hops, 1), 0.2)
+        << c.pattern;
+    EXPECT_FALSE(j["saturated"].get<bool>());
+  }
+}
+
+TEST(Traffic, LongerPacketsAddOneCyclePerBodyFlit) {
+  auto j = traffic("flits4", "--pattern transpose --rate 0.004 --packet-flits 4");
+  EXPECT_NEAR(j["avg_packet_latency_cycles"].get<double>(),
+              zero_load_latency(j["avg_hops"].get<double>(), 4), 0.3);
+}
+
+// BookSim reports 27.0 cycles for uniform traffic at 0.02 flits/node/cycle on this setup.
+TEST(Traffic, MatchesBookSimAtLowLoad) {
+  auto j = traffic("booksim", "--pattern uniform --rate 0.02");
+  EXPECT_NEAR(j["avg_packet_latency_cycles"].get<double>(), 27.0, 0.5);
+}
+
+TEST(Traffic, AcceptedEqualsOfferedBelowSaturation) {
+  auto j = traffic("below", "--pattern uniform --rate 0.3");
+  const double offered = j["offered_flits_per_node_cycle"],
+               accepted = j["accepted_flits_per_node_cycle"];
+  EXPECT_NEAR(offered, 0.3, 0.01);
+  EXPECT_NEAR(accepted / offered, 1.0, 0.01);
+  EXPECT_FALSE(j["saturated"].get<bool>());
+}
+
+// Half of all packets go to one NPU whose ejection link takes one flit per cycle: 64 x 0.1 x 0.5 =
+// 3.2 flits per cycle cannot get out, so the network saturates and accepts less than it is offered.
+TEST(Traffic, HotspotSaturatesAtItsEjectionLink) {
+  auto j = traffic("hotspot",
+                   "--pattern hotspot --hotspot 27 --hotspot-fraction 0.5 --rate 0.1 "
+                   "--warmup-cycles 200 --measure-cycles 1000 --drain-cycles 1000");
+  EXPECT_TRUE(j["saturated"].get<bool>());
+  EXPECT_LT(j["accepted_flits_per_node_cycle"].get<double>(),
+            0.9 * j["offered_flits_per_node_cycle"].get<double>());
+}
+
+TEST(Traffic, SweepWritesTheLatencyLoadTableAndPlot) {
+  std::string dir = temp_dir("sweep");
+  auto r = wafersim::testing::wafersim(
+      "traffic --quiet --platform " + source("configs/booksim_mesh8x8.yaml") +
+      " --pattern uniform --rate 0.01,0.05 --measure-cycles 2000 -j 2 --plots --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream csv(dir + "/latency_load.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("avg_packet_latency_cycles"), std::string::npos);
+  int rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  EXPECT_EQ(rows, 2);
+  std::ifstream png(dir + "/latency_load.png", std::ios::binary);
+  char magic[4] = {};
+  png.read(magic, 4);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+}
+
+TEST(Traffic, BadOptionsAreClearErrors) {
+  const std::string booksim = source("configs/booksim_mesh8x8.yaml");
+  auto r = wafersim::testing::wafersim("traffic --platform " + booksim +
+                                       " --pattern tornado --rate 0.1 --out " + temp_dir("bad1"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--pattern: unknown traffic pattern 'tornado'"), std::string::npos) << r.err;
+  r = wafersim::testing::wafersim("traffic --platform " + source("configs/wafer_mesh_4x2.yaml") +
+                                  " --pattern transpose --rate 0.1 --out " + temp_dir("bad2"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("transpose needs a square mesh, not 4x2"), std::string::npos) << r.err;
+  r = wafersim::testing::wafersim("traffic --platform " + booksim +
+                                  " --pattern uniform --rate 0.1 --fidelity message --out " +
+                                  temp_dir("bad3"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("flit or packet fidelity"), std::string::npos) << r.err;
+}
