@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "hw/proto/event_counter.h"
+#include "hw/proto/probe.h"
 
 namespace wafersim::hw {
 
@@ -89,6 +90,10 @@ sc_time FabricNode::transmit(int port, const TransferExt& unit, const sc_time& d
   out.stats.units++;
   out.stats.bytes += unit.wire_bytes;
   out.stats.busy += serialisation(out, unit.wire_bytes);
+  if (Probe* p = probe()) {
+    p->link_unit(out.link.id, start, start + serialisation(out, unit.wire_bytes), unit);
+    p->link_credits(out.link.id, unit.vc, out.credits[unit.vc]);
+  }
 
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_time delay = start + serialisation(out, head_bytes) + latency - now;
@@ -130,6 +135,7 @@ void FabricNode::credit_due(tlm::tlm_generic_payload& trans, const tlm::tlm_phas
   TransferExt* ext = transfer(trans);
   int port = ext->port, vc = ext->vc, credits = static_cast<int>(ext->credits);
   outputs_[port].credits[vc] += credits;
+  if (Probe* p = probe()) p->link_credits(outputs_[port].link.id, vc, outputs_[port].credits[vc]);
   trans.release();
   on_credit(port, vc, credits);
 }

@@ -21,6 +21,9 @@ struct LinkStats {
   uint64_t units = 0;
   uint64_t bytes = 0;     // wire bytes
   sc_core::sc_time busy;  // time spent serialising
+  // Time units spent ready to cross the link but held back (no credit downstream, lost switch
+  // arbitration, link still busy), summed over units.
+  sc_core::sc_time stall;
 };
 
 class FabricNode : public sc_core::sc_module {

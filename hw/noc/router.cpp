@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "hw/proto/event_counter.h"
+#include "hw/proto/probe.h"
 
 namespace wafersim::hw {
 
@@ -63,6 +64,9 @@ void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferEx
   const sc_time now = sc_core::sc_time_stamp();
   in_[in_port].vcs[unit.vc].queue.push_back({&trans, &unit, now});
   in_[in_port].occupied |= uint64_t{1} << unit.vc;
+  if (Probe* p = probe())
+    p->buffer_depth(inputs_[in_port].link.id, unit.vc,
+                    static_cast<int>(in_[in_port].vcs[unit.vc].queue.size()));
   wake_at(now);
 }
 
@@ -183,7 +187,16 @@ void Router::allocation_round() {
     InputVc& ivc = in.vcs[v];
     Buffered unit = ivc.queue.front();
     ivc.queue.pop_front();
+    // Stall: how long past its earliest possible grant (pipeline only) the unit waited.
+    const sc_time earliest =
+        unit.unit->head ? ivc.va_ready + cycle_ * static_cast<double>(params_.vc_alloc_delay_cycles)
+                        : unit.arrived;
+    if (now > earliest) out.stats.stall += now - earliest;
     if (ivc.queue.empty()) in.occupied &= ~(uint64_t{1} << v);
+    if (Probe* p = probe()) {
+      p->buffer_depth(inputs_[i].link.id, v, static_cast<int>(ivc.queue.size()));
+      p->grant(out.link.id, inputs_[i].link.id);
+    }
     TransferExt forwarded = *unit.unit;
     forwarded.vc = ivc.out_vc;
     forwarded.vc_class = ivc.out_class;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hw/proto/event_counter.h"
+#include "hw/proto/probe.h"
 
 namespace wafersim::hw {
 
@@ -33,6 +34,7 @@ void NetworkInterface::send(Message* message, std::function<void(Message*)> on_s
   o.on_sent = std::move(on_sent);
   o.eligible = now + cycle_ * static_cast<double>(params_.endpoint_delay_cycles);
   outgoing_.push_back(std::move(o));
+  if (Probe* p = probe()) p->nic_queue(message->src, static_cast<int>(outgoing_.size()));
   wake_at(outgoing_.back().eligible);
 }
 
@@ -106,7 +108,11 @@ void NetworkInterface::inject_round() {
   }
   // Without a credit on any VC nothing can go (a credit wakes us): skip the scan of what may be a
   // long source queue.
-  if (std::none_of(out.credits.begin(), out.credits.end(), [](int c) { return c > 0; })) return;
+  if (std::none_of(out.credits.begin(), out.credits.end(), [](int c) { return c > 0; })) {
+    if (!credit_stalled_) credit_stalled_since_ = now;
+    credit_stalled_ = true;
+    return;
+  }
   sc_time next_eligible = sc_core::sc_max_time();
   const size_t n = outgoing_.size();
   for (size_t k = 0; k < n; ++k) {
@@ -123,6 +129,8 @@ void NetworkInterface::inject_round() {
     if (vc < 0) continue;  // a credit will wake us
     unit.vc = vc;
     unit.tail_at = now;
+    if (credit_stalled_) out.stats.stall += now - credit_stalled_since_;
+    credit_stalled_ = false;
     if (o.packet == 0 && o.flit == 0) o.message->injected = now;
     sc_time leaves = transmit(0, unit, now);
     // Advance the cursor past the unit just sent.
@@ -146,6 +154,7 @@ void NetworkInterface::inject_round() {
       Message* m = o.message;
       auto done = std::move(o.on_sent);
       outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
+      if (Probe* p = probe()) p->nic_queue(m->src, static_cast<int>(outgoing_.size()));
       callbacks_.at(leaves, [m, done = std::move(done)]() { done(m); });
       rr_ = outgoing_.empty() ? 0 : idx % outgoing_.size();
     } else {

@@ -50,6 +50,8 @@ class NetworkInterface : public FabricNode {
   std::deque<Outgoing> outgoing_;
   std::vector<bool> vc_locked_;
   size_t rr_ = 0;
+  bool credit_stalled_ = false;  // units wait and no VC has a credit (counted as link stall)
+  sc_core::sc_time credit_stalled_since_;
   sc_core::sc_event wake_;
   sc_core::sc_time wake_time_;
   bool wake_pending_ = false;

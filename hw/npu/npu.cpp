@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hw/proto/probe.h"
+
 namespace wafersim::hw {
 
 using sc_core::SC_NS;
@@ -46,6 +48,8 @@ void Npu::run_on(Engine& engine, sc_time& busy, const sc_time& duration,
   const sc_time begin = std::max(now, engine.free_at);
   engine.free_at = begin + duration;
   busy += duration;
+  if (&engine == &compute_)
+    if (Probe* p = probe()) p->compute_busy(rank_, begin, engine.free_at);
   callbacks_.at(engine.free_at, [this, &trans]() { complete(trans); });
 }
 

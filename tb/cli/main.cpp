@@ -44,7 +44,21 @@ int sc_main(int argc, char* argv[]) {
                       "bytes per unit of comm_size / tensor_size (e.g. 2 for FP16 element counts)");
   run_cmd->add_option("--comm-groups", run.workload.comm_groups,
                       "communicator groups JSON (default: <trace dir>/workload.json if present)");
-  run_cmd->add_flag("--quiet", quiet, "print nothing but errors");
+  run_cmd->add_flag("--quiet", quiet, "print nothing but errors (no progress line)");
+  run_cmd->add_option("--waves", run.waves.file, "write a VCD waveform (and a .gtkw beside it)");
+  run_cmd->add_option("--waves-from", run.waves.from_ns, "waveform window start, ns (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--waves-to", run.waves.to_ns, "waveform window end, ns (default: the end)")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd
+      ->add_option("--waves-select", run.waves.patterns,
+                   "signals to trace: glob on hierarchical names, e.g. 'platform.router3.*' "
+                   "(repeatable; default all)")
+      ->take_all();
+  run_cmd->add_option("--timeline", run.timeline,
+                      "write a Perfetto / Chrome trace-event JSON timeline");
+  run_cmd->add_flag("--plots", run.plots,
+                    "draw link_utilisation.png and npu_time.png into --out (gnuplot)");
 
   std::string study_file, study_out;
   int jobs = 1;
@@ -124,6 +138,11 @@ int sc_main(int argc, char* argv[]) {
     run.workload.dependencies =
         deps == "data" ? chakra::DependencyMode::DataOnly : chakra::DependencyMode::DataAndControl;
     std::ostringstream sink;
+    run.progress = !quiet;
+    if (run.plots && run.out_dir.empty()) {
+      std::cerr << "wafersim: error: --plots needs --out DIR\n";
+      return 1;
+    }
     return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
   }
   if (*traffic_cmd) {

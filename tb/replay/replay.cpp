@@ -6,6 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "hw/proto/probe.h"
 #include "models/common/error.h"
 
 namespace wafersim::tb {
@@ -18,6 +19,22 @@ using sc_core::SC_ZERO_TIME;
 namespace {
 enum : uint8_t { kWaiting = 0, kIssued = 1, kDone = 2 };
 constexpr uint64_t kPointToPointTag = 1ull << 63;
+
+// The timeline lane a node belongs to.
+const char* category(const wafersim::chakra::TraceNode& node) {
+  using wafersim::chakra::NodeKind;
+  if (node.is_cpu_op || node.kind == NodeKind::Metadata || node.kind == NodeKind::Invalid)
+    return "host";
+  switch (node.kind) {
+    case NodeKind::Compute:
+      return "compute";
+    case NodeKind::MemLoad:
+    case NodeKind::MemStore:
+      return "memory";
+    default:
+      return "communication";
+  }
+}
 }  // namespace
 
 // Issue lanes that keep one node in flight and launch the ready node with the smallest id next:
@@ -35,6 +52,7 @@ struct Replay::RankState {
   std::vector<std::vector<size_t>> children;
   std::vector<int> missing;
   std::vector<uint8_t> state;
+  std::vector<sc_time> started;  // when each node began running (for the timeline)
   std::vector<uint32_t>
       sequence;  // collectives: position among this rank's collectives of the group
   std::map<size_t, CollectiveRun*> running;
@@ -91,6 +109,7 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
     for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
     state->children.resize(nodes.size());
     state->missing.assign(nodes.size(), 0);
+    state->started.assign(nodes.size(), SC_ZERO_TIME);
     state->state.assign(nodes.size(), kWaiting);
     state->sequence.assign(nodes.size(), 0);
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -248,6 +267,7 @@ void Replay::issue(int rank, size_t i) {
   RankState& r = *ranks_[rank];
   const chakra::TraceNode& node = r.trace->nodes[i];
   r.state[i] = kIssued;
+  r.started[i] = sc_core::sc_time_stamp();
   if (node.is_cpu_op || node.kind == NodeKind::Metadata || node.kind == NodeKind::Invalid) {
     node_done(rank, i);  // host work takes no NPU time
     return;
@@ -261,6 +281,7 @@ void Replay::issue(int rank, size_t i) {
     }
     lane->inflight++;
   }
+  r.started[i] = sc_core::sc_time_stamp();
   account(r);
   switch (node.kind) {
     case NodeKind::Compute: {
@@ -375,6 +396,8 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
   switch (op.kind) {
     case collectives::OpKind::Send:
       c->ext.kind = hw::CommandKind::Send;
+      if (hw::Probe* p = hw::probe())
+        p->collective_step(run.rank, static_cast<int>(op.tag & 0xffff));
       break;
     case collectives::OpKind::Recv:
       c->ext.kind = hw::CommandKind::Recv;
@@ -463,6 +486,8 @@ void Replay::node_done(int rank, size_t i) {
       }
     }
   }
+  if (hw::Probe* p = hw::probe())
+    p->node_span(rank, node.id, node.name, category(node), r.started[i]);
   r.state[i] = kDone;
   r.done++;
   nodes_done_++;

@@ -12,13 +12,32 @@ double ns(const sc_core::sc_time& t) {
 }
 }  // namespace
 
+std::pair<double, double> nccl_bandwidths(const std::string& kind, int ranks, uint64_t bytes,
+                                          double duration_ns) {
+  if (duration_ns <= 0 || ranks < 1) return {0, 0};
+  const double n = ranks;
+  // nccl-tests' size S: the whole buffer; for all-gather that is every rank's part (Chakra's
+  // comm_size is one rank's input).
+  const double size = kind == "all_gather" ? bytes * n : static_cast<double>(bytes);
+  const double algbw = size / duration_ns;  // bytes per ns = GB/s
+  double factor = 1;
+  if (kind == "all_reduce") factor = 2 * (n - 1) / n;
+  if (kind == "all_gather" || kind == "reduce_scatter" || kind == "all_to_all")
+    factor = (n - 1) / n;
+  return {algbw, algbw * factor};
+}
+
 nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platform,
                            const Replay& replay, const RunInfo& info) {
   nlohmann::json r;
   const auto ranks = replay.rank_results();
   double makespan = 0;
   for (const auto& rr : ranks) makespan = std::max(makespan, ns(rr.finish));
-  r["status"] = !info.errors.empty() ? "error" : info.finished ? "finished" : "stalled";
+  r["status"] = !info.errors.empty() ? "error"
+                : info.interrupted   ? "interrupted"
+                : info.finished      ? "finished"
+                                     : "stalled";
+  r["complete"] = info.finished && !info.interrupted;
   if (!info.errors.empty()) r["errors"] = info.errors;
   r["platform"] = info.platform;
   r["workload"] = info.workload;
@@ -56,12 +75,14 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"units", l.stats.units},
                      {"bytes", l.stats.bytes},
                      {"busy_ns", busy},
+                     {"stall_ns", ns(l.stats.stall)},
                      {"busy_fraction", makespan > 0 ? busy / makespan : 0.0}});
   }
   auto& colls = r["collectives"] = nlohmann::json::array();
   for (const auto& c : replay.collectives()) {
     if (c.ranks == 0) continue;
     double duration = ns(c.end) - ns(c.start);
+    const auto bw = nccl_bandwidths(c.kind, c.ranks, c.bytes, duration);
     colls.push_back({{"name", c.name},
                      {"kind", c.kind},
                      {"algorithm", c.algorithm},
@@ -71,9 +92,11 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"start_ns", ns(c.start)},
                      {"end_ns", ns(c.end)},
                      {"duration_ns", duration},
+                     {"algbw_gbps", bw.first},
+                     {"busbw_gbps", bw.second},
                      {"finished_ranks", c.finished_ranks}});
   }
-  if (!info.finished) r["stall"] = info.stall;
+  if (!info.finished && !info.interrupted) r["stall"] = info.stall;
   return r;
 }
 

@@ -15,6 +15,7 @@ struct RunInfo {
   double wall_seconds = 0;
   uint64_t events = 0;
   bool finished = false;
+  bool interrupted = false;         // stopped early by SIGINT: the report is incomplete
   std::string stall;                // what blocks, when not finished
   std::vector<std::string> errors;  // inconsistent input found while replaying
 };
@@ -22,5 +23,14 @@ struct RunInfo {
 nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platform,
                            const Replay& replay, const RunInfo& info);
 std::string summary(const nlohmann::json& report);
+
+// nccl-tests' algorithm and bus bandwidth (GB/s) of one collective: algbw = S / t, busbw = algbw x
+// 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 otherwise.
+std::pair<double, double> nccl_bandwidths(const std::string& kind, int ranks, uint64_t bytes,
+                                          double duration_ns);
+
+// CSV tables next to report.json (units in the headers): npus.csv, links.csv, collectives.csv.
+// Throws InputError when a file cannot be written.
+void write_tables(const nlohmann::json& report, const std::string& dir);
 
 }  // namespace wafersim::tb

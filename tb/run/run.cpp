@@ -9,8 +9,11 @@
 #include "hw/platform/platform.h"
 #include "hw/proto/event_counter.h"
 #include "models/common/error.h"
+#include "tb/observe/timeline_recorder.h"
+#include "tb/plots/run_plots.h"
 #include "tb/replay/replay.h"
 #include "tb/report/report.h"
+#include "tb/run/progress.h"
 
 namespace wafersim::tb {
 
@@ -67,27 +70,61 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
 
     std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
     Replay replay("replay", workload, spec, *platform);
+
+    // Observation: probes only when asked for, so a plain run pays nothing for them.
+    ProbeFanout probes;
+    std::unique_ptr<WaveRecorder> waves;
+    std::unique_ptr<TimelineRecorder> timeline;
+    if (!o.waves.file.empty()) {
+      waves = std::make_unique<WaveRecorder>(o.waves, topology, platform->fabric().vcs);
+      if (waves->signal_count() == 0)
+        throw InputError("command line", "--waves-select", "no signal matches the patterns");
+      probes.add(waves.get());
+    }
+    if (!o.timeline.empty()) {
+      timeline = std::make_unique<TimelineRecorder>(topology);
+      probes.add(timeline.get());
+    }
+    hw::probe() = waves || timeline ? &probes : nullptr;
+
     hw::event_counter() = 0;
-    sc_core::sc_start();
+    SlicedRun sliced({[&replay]() { return replay.nodes_done(); }, workload.node_count()},
+                     o.progress ? &err : nullptr);
+    const bool complete = sliced.run();
+    hw::probe() = nullptr;
 
     RunInfo info;
     info.platform = spec.name;
     info.workload = o.workload.prefix;
     info.finished = replay.all_finished();
+    info.interrupted = !complete;
     info.events = hw::event_counter();
     info.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     info.errors = replay.errors();
-    if (!info.finished && info.errors.empty()) info.stall = replay.stall_report();
+    if (!info.finished && !info.interrupted && info.errors.empty())
+      info.stall = replay.stall_report();
     nlohmann::json report = make_report(spec, *platform, replay, info);
     if (!o.out_dir.empty()) {
       std::filesystem::create_directories(o.out_dir);
       std::ofstream f(o.out_dir + "/report.json");
       f << report.dump(2) << "\n";
       if (!f) throw InputError(o.out_dir + "/report.json", "", "cannot write report");
+      write_tables(report, o.out_dir);
+      if (o.plots) {
+        std::string problem = plot_run(report, topology, o.out_dir);
+        if (!problem.empty()) throw InputError(o.out_dir, "--plots", problem);
+      }
     }
+    if (waves) waves->write(sc_core::sc_time(report["makespan_ns"].get<double>(), sc_core::SC_NS));
+    if (timeline) timeline->write(o.timeline);
     out << summary(report);
     if (report_out) *report_out = report;
+    if (info.interrupted) {
+      err << "wafersim: interrupted at " << report["makespan_ns"].get<double>() / 1e3
+          << " us simulated; the report is marked incomplete\n";
+      return kInterrupted;
+    }
     if (!info.errors.empty()) {
       for (const auto& e : info.errors) err << "wafersim: error: " << e << "\n";
       return kInputError;

@@ -10,6 +10,7 @@
 #include "hw/platform/platform.h"
 #include "tb/chakra/workload.h"
 #include "tb/config/platform_spec.h"
+#include "tb/observe/wave_recorder.h"
 
 namespace wafersim::tb {
 
@@ -20,7 +21,11 @@ struct RunOptions {
   std::vector<std::string> overrides;  // section.key=value
   std::string fidelity;                // overrides fabric.fidelity when set
   chakra::WorkloadOptions workload;    // ranks: taken from the platform
-  std::string out_dir;                 // report.json goes here (empty: no files)
+  std::string out_dir;                 // report.json and the CSV tables go here (empty: no files)
+  WaveOptions waves;                   // VCD waveforms when waves.file is set
+  std::string timeline;                // Perfetto / Chrome trace-event JSON when set
+  bool plots = false;                  // PNG pictures into out_dir
+  bool progress = false;               // an updating progress line on stderr for long runs
 };
 
 // The platform of a run: --platform or the ASTRA-sim pair, with --set overrides and --fidelity
@@ -32,7 +37,7 @@ topology::Topology build_topology(const PlatformSpec& spec);
 std::unique_ptr<hw::Platform> build_platform(const PlatformSpec& spec,
                                              const topology::Topology& topology);
 
-enum ExitCode { kOk = 0, kInputError = 1, kStalled = 3 };
+enum ExitCode { kOk = 0, kInputError = 1, kStalled = 3, kInterrupted = 130 };
 
 // Prints the summary to `out` and problems to `err`; returns an ExitCode. When `report` is given it
 // receives report.json's content.

@@ -1,0 +1,44 @@
+#pragma once
+// The observation hook (DESIGN.md decision 7): blocks report what they do, as it happens, to the
+// probe installed for the run, if any. Waveform and timeline writers (tb/observe) implement it.
+// With no probe installed each hook is one predictable branch, so observation off costs nothing
+// measurable (docs/performance.md).
+#include <cstdint>
+#include <string>
+#include <systemc>
+
+namespace wafersim::hw {
+
+struct TransferExt;
+
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  // Links (by topology link id). A unit occupies the link from `start` to `end` (serialisation;
+  // both may lie ahead of the current time).
+  virtual void link_unit(int link, const sc_core::sc_time& start, const sc_core::sc_time& end,
+                         const TransferExt& unit) {}
+  // Slots free downstream for VC `vc` of the link, from now on.
+  virtual void link_credits(int link, int vc, int credits) {}
+  // Units buffered in VC `vc` at the receiving end of `link` (a router's input buffer), from now.
+  virtual void buffer_depth(int link, int vc, int depth) {}
+  // A router's switch allocator granted output `link` to the unit arriving on `from_link`.
+  virtual void grant(int link, int from_link) {}
+  // NPUs (by rank): the compute engine busy from `start` to `end`; the network interface's queue
+  // of messages waiting to be sent; the step of the collective whose message was last issued.
+  virtual void compute_busy(int rank, const sc_core::sc_time& start, const sc_core::sc_time& end) {}
+  virtual void nic_queue(int rank, int depth) {}
+  virtual void collective_step(int rank, int step) {}
+  // Replay: trace node `node_id` of `rank` ran from `start` to now. `category` is compute, memory,
+  // communication or host.
+  virtual void node_span(int rank, uint64_t node_id, const std::string& name, const char* category,
+                         const sc_core::sc_time& start) {}
+};
+
+// The probe of this process's run (one simulation per process), or nullptr.
+inline Probe*& probe() {
+  static Probe* installed = nullptr;
+  return installed;
+}
+
+}  // namespace wafersim::hw

@@ -1,0 +1,244 @@
+#include "tb/observe/wave_recorder.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "hw/proto/transfer.h"
+#include "models/common/error.h"
+
+namespace wafersim::tb {
+
+namespace {
+
+uint64_t picoseconds(const sc_core::sc_time& t) {
+  return static_cast<uint64_t>(std::llround(t.to_seconds() * 1e12));
+}
+
+// VCD identifiers: printable characters '!'..'~', base 94.
+std::string vcd_id(uint32_t index) {
+  std::string id;
+  do {
+    id += static_cast<char>('!' + index % 94);
+    index /= 94;
+  } while (index > 0);
+  return id;
+}
+
+std::string value_text(uint64_t value, int width, const std::string& id) {
+  if (width == 1) return (value ? "1" : "0") + id;
+  std::string bits;
+  for (int b = width - 1; b >= 0; --b) bits += ((value >> b) & 1) ? '1' : '0';
+  auto first = bits.find('1');
+  bits = first == std::string::npos ? "0" : bits.substr(first);
+  return "b" + bits + " " + id;
+}
+
+}  // namespace
+
+WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology& topology, int vcs)
+    : options_(options), vcs_(vcs) {
+  const auto& nodes = topology.nodes();
+  link_.resize(topology.links().size());
+  for (const auto& link : topology.links()) {
+    const std::string& src = nodes[link.src].name;
+    const std::string& dst = nodes[link.dst].name;
+    const std::string out = "platform." + src + ".to_" + dst;
+    LinkSignals& s = link_[link.id];
+    s.busy = add(out, "busy", 1, src);
+    s.message = add(out, "message", 32, src);
+    s.packet = add(out, "packet", 32, src);
+    s.vc = add(out, "vc", 8, src);
+    if (nodes[link.src].kind == topology::NodeKind::Router)
+      s.grant = add(out, "grant_from", 16, src);
+    for (int v = 0; v < vcs; ++v)
+      s.credits.push_back(add(out, "credits_vc" + std::to_string(v), 16, src));
+    if (nodes[link.dst].kind == topology::NodeKind::Router) {
+      const std::string in = "platform." + dst + ".from_" + src;
+      for (int v = 0; v < vcs; ++v)
+        s.depth.push_back(add(in, "depth_vc" + std::to_string(v), 16, dst));
+    }
+  }
+  npu_.resize(topology.npu_count());
+  for (int r = 0; r < topology.npu_count(); ++r) {
+    const std::string npu = "npu" + std::to_string(r);
+    npu_[r].compute = add("platform." + npu, "compute_busy", 1, npu);
+    npu_[r].queue = add("platform." + npu + ".nic", "queue_depth", 16, npu);
+    npu_[r].step = add("platform." + npu, "collective_step", 16, npu);
+  }
+}
+
+int WaveRecorder::add(const std::string& scope, const std::string& name, int width,
+                      const std::string& group) {
+  bool selected = options_.patterns.empty();
+  const std::string full = scope + "." + name;
+  for (const auto& p : options_.patterns)
+    if (fnmatch(p.c_str(), full.c_str(), 0) == 0) selected = true;
+  if (!selected) return -1;
+  signals_.push_back({scope, name, width, group, true});
+  ++selected_count_;
+  return static_cast<int>(signals_.size() - 1);
+}
+
+void WaveRecorder::record(int signal, const sc_core::sc_time& at, uint64_t value) {
+  if (signal >= 0) changes_.push_back({picoseconds(at), static_cast<uint32_t>(signal), value});
+}
+
+void WaveRecorder::record_now(int signal, uint64_t value) {
+  record(signal, sc_core::sc_time_stamp(), value);
+}
+
+void WaveRecorder::link_unit(int link, const sc_core::sc_time& start, const sc_core::sc_time& end,
+                             const hw::TransferExt& unit) {
+  const LinkSignals& s = link_[link];
+  record(s.busy, start, 1);
+  record(s.message, start, unit.message ? unit.message->id & 0xffffffffu : 0);
+  record(s.packet, start, unit.packet);
+  record(s.vc, start, static_cast<uint64_t>(unit.vc));
+  record(s.busy, end, 0);
+}
+
+void WaveRecorder::link_credits(int link, int vc, int credits) {
+  if (vc < static_cast<int>(link_[link].credits.size()))
+    record_now(link_[link].credits[vc], static_cast<uint64_t>(std::max(0, credits)));
+}
+
+void WaveRecorder::buffer_depth(int link, int vc, int depth) {
+  if (vc < static_cast<int>(link_[link].depth.size()))
+    record_now(link_[link].depth[vc], static_cast<uint64_t>(depth));
+}
+
+void WaveRecorder::grant(int link, int from_link) {
+  record_now(link_[link].grant, static_cast<uint64_t>(from_link));
+}
+
+void WaveRecorder::compute_busy(int rank, const sc_core::sc_time& start,
+                                const sc_core::sc_time& end) {
+  record(npu_[rank].compute, start, 1);
+  record(npu_[rank].compute, end, 0);
+}
+
+void WaveRecorder::nic_queue(int rank, int depth) {
+  record_now(npu_[rank].queue, static_cast<uint64_t>(depth));
+}
+
+void WaveRecorder::collective_step(int rank, int step) {
+  record_now(npu_[rank].step, static_cast<uint64_t>(step));
+}
+
+void WaveRecorder::write(const sc_core::sc_time& end) const {
+  const uint64_t from = static_cast<uint64_t>(std::llround(options_.from_ns * 1000));
+  const uint64_t to = options_.to_ns < 0
+                          ? picoseconds(end)
+                          : static_cast<uint64_t>(std::llround(options_.to_ns * 1000));
+  std::vector<Change> changes = changes_;
+  // Stable: changes at one time keep the order they were reported in, and the last one wins.
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const Change& a, const Change& b) { return a.time_ps < b.time_ps; });
+
+  std::filesystem::path path(options_.file);
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream vcd(options_.file);
+  if (!vcd) throw InputError(options_.file, "--waves", "cannot write the waveform file");
+  vcd << "$date wafersim run $end\n$version wafersim 0.1 $end\n$timescale 1ps $end\n";
+  // Scopes: signals sorted by scope so that each scope is opened once.
+  std::vector<uint32_t> order(signals_.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return signals_[a].scope < signals_[b].scope; });
+  std::vector<std::string> open;
+  auto split = [](const std::string& scope) {
+    std::vector<std::string> parts;
+    size_t start = 0, dot;
+    while ((dot = scope.find('.', start)) != std::string::npos) {
+      parts.push_back(scope.substr(start, dot - start));
+      start = dot + 1;
+    }
+    parts.push_back(scope.substr(start));
+    return parts;
+  };
+  for (uint32_t i : order) {
+    auto parts = split(signals_[i].scope);
+    size_t common = 0;
+    while (common < open.size() && common < parts.size() && open[common] == parts[common]) ++common;
+    while (open.size() > common) {
+      vcd << "$upscope $end\n";
+      open.pop_back();
+    }
+    for (size_t k = common; k < parts.size(); ++k) {
+      vcd << "$scope module " << parts[k] << " $end\n";
+      open.push_back(parts[k]);
+    }
+    const Signal& s = signals_[i];
+    vcd << "$var wire " << s.width << " " << vcd_id(i) << " " << s.name;
+    if (s.width > 1) vcd << " [" << s.width - 1 << ":0]";
+    vcd << " $end\n";
+  }
+  while (!open.empty()) {
+    vcd << "$upscope $end\n";
+    open.pop_back();
+  }
+  vcd << "$enddefinitions $end\n";
+
+  // Values at the window's start, then every change inside it (the last one per time and signal).
+  std::vector<uint64_t> value(signals_.size(), 0);
+  size_t k = 0;
+  for (; k < changes.size() && changes[k].time_ps <= from; ++k)
+    value[changes[k].signal] = changes[k].value;
+  vcd << "#" << from << "\n$dumpvars\n";
+  for (uint32_t i = 0; i < signals_.size(); ++i)
+    vcd << value_text(value[i], signals_[i].width, vcd_id(i)) << "\n";
+  vcd << "$end\n";
+  uint64_t last_stamp = from;
+  while (k < changes.size() && changes[k].time_ps <= to) {
+    const uint64_t t = changes[k].time_ps;
+    std::map<uint32_t, uint64_t> last;
+    for (; k < changes.size() && changes[k].time_ps == t; ++k)
+      last[changes[k].signal] = changes[k].value;
+    bool stamped = false;
+    for (const auto& [sig, v] : last) {
+      if (value[sig] == v) continue;
+      if (!stamped) vcd << "#" << t << "\n";
+      stamped = true;
+      last_stamp = t;
+      value[sig] = v;
+      vcd << value_text(v, signals_[sig].width, vcd_id(sig)) << "\n";
+    }
+  }
+  // The window's end, so that viewers show the last values up to it.
+  if (to > last_stamp) vcd << "#" << to << "\n";
+  if (!vcd) throw InputError(options_.file, "--waves", "cannot write the waveform file");
+
+  // GTKWave save file: one group per block, busy bits as binary, counts as decimals.
+  std::string gtkw_path = options_.file;
+  auto dot = gtkw_path.rfind('.');
+  gtkw_path = (dot == std::string::npos ? gtkw_path : gtkw_path.substr(0, dot)) + ".gtkw";
+  std::ofstream gtkw(gtkw_path);
+  if (!gtkw) throw InputError(gtkw_path, "--waves", "cannot write the GTKWave save file");
+  gtkw << "[*] wafersim: waves of one run; open with gtkwave " << gtkw_path << "\n"
+       << "[dumpfile] \"" << std::filesystem::absolute(options_.file).string() << "\"\n"
+       << "[timestart] " << from << "\n[size] 1600 900\n[signals_width] 360\n"
+       << "[sst_expanded] 1\n[sst_vpaned_height] 300\n";
+  std::vector<std::string> groups;
+  std::map<std::string, std::vector<uint32_t>> by_group;
+  for (uint32_t i : order) {
+    if (!by_group.count(signals_[i].group)) groups.push_back(signals_[i].group);
+    by_group[signals_[i].group].push_back(i);
+  }
+  for (const auto& g : groups) {
+    gtkw << "@800200\n-" << g << "\n";
+    for (uint32_t i : by_group[g]) {
+      const Signal& s = signals_[i];
+      gtkw << (s.width == 1 ? "@28\n" : "@24\n") << s.scope << "." << s.name;
+      if (s.width > 1) gtkw << "[" << s.width - 1 << ":0]";
+      gtkw << "\n";
+    }
+    gtkw << "@1000200\n-" << g << "\n";
+  }
+}
+
+}  // namespace wafersim::tb

@@ -1,0 +1,74 @@
+#pragma once
+// VCD waveforms of the fabric and the NPUs (--waves): records the value changes the blocks report
+// through hw::Probe for the selected signals, then writes FILE.vcd for the chosen time window and
+// FILE.gtkw, a GTKWave save file that opens it with signals grouped per block. Signal names follow
+// the module hierarchy (docs/outputs.md lists them).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/proto/probe.h"
+#include "models/topology/topology.h"
+
+namespace wafersim::tb {
+
+struct WaveOptions {
+  std::string file;                   // .vcd path
+  double from_ns = 0;                 // window start
+  double to_ns = -1;                  // window end (< 0: the end of the run)
+  std::vector<std::string> patterns;  // glob patterns on hierarchical names (empty: everything)
+};
+
+class WaveRecorder : public hw::Probe {
+ public:
+  WaveRecorder(const WaveOptions& options, const topology::Topology& topology, int vcs);
+
+  // Writes the .vcd and .gtkw files; `end` is the simulated end of the run. Throws InputError when
+  // a file cannot be written.
+  void write(const sc_core::sc_time& end) const;
+  size_t signal_count() const { return selected_count_; }
+
+  void link_unit(int link, const sc_core::sc_time& start, const sc_core::sc_time& end,
+                 const hw::TransferExt& unit) override;
+  void link_credits(int link, int vc, int credits) override;
+  void buffer_depth(int link, int vc, int depth) override;
+  void grant(int link, int from_link) override;
+  void compute_busy(int rank, const sc_core::sc_time& start, const sc_core::sc_time& end) override;
+  void nic_queue(int rank, int depth) override;
+  void collective_step(int rank, int step) override;
+
+ private:
+  struct Signal {
+    std::string scope;  // hierarchical scope, dot-separated
+    std::string name;
+    int width;
+    std::string group;  // GTKWave group (the block)
+    bool selected;
+  };
+  struct Change {
+    uint64_t time_ps;
+    uint32_t signal;
+    uint64_t value;
+  };
+  int add(const std::string& scope, const std::string& name, int width, const std::string& group);
+  void record(int signal, const sc_core::sc_time& at, uint64_t value);
+  void record_now(int signal, uint64_t value);
+
+  WaveOptions options_;
+  int vcs_;
+  std::vector<Signal> signals_;
+  size_t selected_count_ = 0;
+  // Signal index per item (-1 when the item has no such signal).
+  struct LinkSignals {
+    int busy = -1, message = -1, packet = -1, vc = -1, grant = -1;
+    std::vector<int> credits, depth;
+  };
+  std::vector<LinkSignals> link_;
+  struct NpuSignals {
+    int compute = -1, queue = -1, step = -1;
+  };
+  std::vector<NpuSignals> npu_;
+  std::vector<Change> changes_;
+};
+
+}  // namespace wafersim::tb

@@ -1,0 +1,301 @@
+// What a run shows besides its report: VCD waveforms (checked by our own parser and by gtkwave's
+// vcd2fst, and against the report's link statistics), the Perfetto timeline (structure, one slice
+// per trace node, totals equal to the report), the CSV tables, and an interrupted run's report.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "tb/chakra/generator.h"
+#include "tb/chakra/trace.h"
+#include "tests/testing.h"
+
+using namespace wafersim;
+using wafersim::testing::source;
+using wafersim::testing::temp_dir;
+
+namespace {
+
+// A parsed VCD: what the checker verified, plus each signal's changes.
+struct Vcd {
+  std::string timescale;
+  std::map<std::string, std::string> id_of;  // full hierarchical name -> id
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> changes;  // id -> (t, value)
+  uint64_t first_time = 0, last_time = 0;
+};
+
+// Our own VCD checker: header complete, scopes balanced, every change uses a declared id, time
+// strictly increases. Fails the test with the line at fault.
+Vcd parse_vcd(const std::string& path) {
+  Vcd v;
+  std::ifstream f(path);
+  EXPECT_TRUE(f.good()) << path;
+  std::string tok;
+  std::vector<std::string> scope;
+  bool definitions_done = false, have_time = false;
+  uint64_t now = 0;
+  std::set<std::string> ids;
+  while (f >> tok) {
+    if (!definitions_done) {
+      if (tok == "$timescale") {
+        f >> v.timescale >> tok;
+      } else if (tok == "$scope") {
+        std::string kind, name;
+        f >> kind >> name >> tok;
+        scope.push_back(name);
+      } else if (tok == "$upscope") {
+        f >> tok;
+        EXPECT_FALSE(scope.empty()) << "unbalanced $upscope";
+        if (!scope.empty()) scope.pop_back();
+      } else if (tok == "$var") {
+        std::string type, width, id, name, rest;
+        f >> type >> width >> id >> name;
+        while (f >> rest && rest != "$end") {
+        }
+        std::string full;
+        for (const auto& s : scope) full += s + ".";
+        v.id_of[full + name] = id;
+        EXPECT_TRUE(ids.insert(id).second) << "id declared twice: " << id;
+      } else if (tok == "$enddefinitions") {
+        f >> tok;
+        EXPECT_TRUE(scope.empty()) << "scopes left open";
+        definitions_done = true;
+      } else if (tok[0] == '$') {
+        while (tok != "$end" && f >> tok) {
+        }
+      }
+      continue;
+    }
+    if (tok == "$dumpvars" || tok == "$end") continue;
+    if (tok[0] == '#') {
+      uint64_t t = std::stoull(tok.substr(1));
+      if (have_time) EXPECT_GT(t, now) << "time does not increase at " << tok;
+      if (!have_time) v.first_time = t;
+      have_time = true;
+      now = t;
+      v.last_time = t;
+      continue;
+    }
+    std::string id;
+    uint64_t value = 0;
+    if (tok[0] == 'b') {
+      f >> id;
+      value = std::stoull(tok.substr(1), nullptr, 2);
+    } else {
+      value = tok[0] == '1';
+      id = tok.substr(1);
+    }
+    EXPECT_TRUE(ids.count(id)) << "change of undeclared id " << id;
+    v.changes[id].push_back({now, value});
+  }
+  EXPECT_TRUE(definitions_done) << "no $enddefinitions";
+  EXPECT_EQ(v.timescale, "1ps");
+  return v;
+}
+
+// Total time a 1-bit signal is 1, in ps, up to `end`.
+uint64_t high_time(const std::vector<std::pair<uint64_t, uint64_t>>& changes, uint64_t end) {
+  uint64_t total = 0, since = 0;
+  bool high = false;
+  for (auto [t, value] : changes) {
+    if (high && !value) total += t - since;
+    if (!high && value) since = t;
+    high = value != 0;
+  }
+  if (high) total += end - since;
+  return total;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  nlohmann::json j;
+  f >> j;
+  return j;
+}
+
+// Seven NPUs of row 0 send to NPU 7: a congested row of links.
+std::string hotspot_workload() {
+  std::vector<wafersim::testing::Flow> flows;
+  for (int s = 0; s < 7; ++s) flows.push_back({s, 7, 16 * 1024});
+  return wafersim::testing::write_flows(temp_dir("hot"), 64, flows);
+}
+
+}  // namespace
+
+TEST(Observe, WaveformIsValidAndAgreesWithTheReport) {
+  const std::string dir = temp_dir("waves");
+  auto r = wafersim::testing::wafersim("run --quiet --platform " + source("configs/mesh_8x8.yaml") +
+                                       " --workload " + hotspot_workload() + " --out " + dir +
+                                       " --waves " + dir + "/run.vcd");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Vcd vcd = parse_vcd(dir + "/run.vcd");
+  const auto report = read_json(dir + "/report.json");
+  const uint64_t end = vcd.last_time;
+  int checked = 0;
+  for (const auto& link : report["links"]) {
+    const std::string name = "platform." + link["src"].get<std::string>() + ".to_" +
+                             link["dst"].get<std::string>() + ".busy";
+    ASSERT_TRUE(vcd.id_of.count(name)) << name;
+    auto it = vcd.changes.find(vcd.id_of.at(name));
+    const uint64_t busy_ps = it == vcd.changes.end() ? 0 : high_time(it->second, end);
+    EXPECT_NEAR(busy_ps / 1000.0, link["busy_ns"].get<double>(), 0.5) << name;
+    if (link["busy_ns"].get<double>() > 0) ++checked;
+  }
+  EXPECT_GT(checked, 10);
+  // The congested link into router 7 holds buffered flits at some point.
+  auto depth = vcd.id_of.find("platform.router7.from_router6.depth_vc0");
+  ASSERT_NE(depth, vcd.id_of.end());
+  uint64_t deepest = 0;
+  for (auto [t, v] : vcd.changes.at(depth->second)) deepest = std::max(deepest, v);
+  EXPECT_GT(deepest, 0u);
+  // gtkwave's own converter accepts it, and the save file names signals that exist.
+  EXPECT_EQ(
+      std::system(("vcd2fst " + dir + "/run.vcd " + dir + "/run.fst >/dev/null 2>&1").c_str()), 0);
+  std::ifstream gtkw(dir + "/run.gtkw");
+  std::string line;
+  int listed = 0;
+  while (std::getline(gtkw, line))
+    if (line.rfind("platform.", 0) == 0) {
+      std::string base = line.substr(0, line.find('['));
+      EXPECT_TRUE(vcd.id_of.count(base)) << line;
+      ++listed;
+    }
+  EXPECT_EQ(listed, static_cast<int>(vcd.id_of.size()));
+}
+
+TEST(Observe, WaveformWindowAndSelection) {
+  const std::string dir = temp_dir("window");
+  auto r = wafersim::testing::wafersim("run --quiet --platform " + source("configs/mesh_8x8.yaml") +
+                                       " --workload " + hotspot_workload() + " --waves " + dir +
+                                       "/w.vcd --waves-from 1000 --waves-to 2000 " +
+                                       "--waves-select 'platform.router6.*' 'platform.npu0.*'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Vcd vcd = parse_vcd(dir + "/w.vcd");
+  EXPECT_EQ(vcd.first_time, 1000000u);
+  EXPECT_LE(vcd.last_time, 2000000u);
+  EXPECT_FALSE(vcd.id_of.empty());
+  for (const auto& [name, id] : vcd.id_of)
+    EXPECT_TRUE(name.rfind("platform.router6.", 0) == 0 || name.rfind("platform.npu0.", 0) == 0)
+        << name;
+  r = wafersim::testing::wafersim("run --quiet --platform " + source("configs/mesh_8x8.yaml") +
+                                  " --workload " + hotspot_workload() + " --waves " + dir +
+                                  "/x.vcd --waves-select 'nothing.*'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no signal matches"), std::string::npos) << r.err;
+}
+
+TEST(Observe, TimelineHasEveryNodeOnceAndAgreesWithTheReport) {
+  const std::string dir = temp_dir("timeline");
+  chakra::MicrobenchmarkSpec spec;
+  spec.ranks = 8;
+  spec.bytes = 256 * 1024;
+  spec.iterations = 3;
+  spec.compute_micros = 2;
+  const std::string prefix = dir + "/ar";
+  chakra::write_microbenchmark(prefix, spec);
+  auto r = wafersim::testing::wafersim("run --quiet --platform " +
+                                       source("configs/wafer_mesh_4x2.yaml") + " --workload " +
+                                       prefix + " --out " + dir + " --timeline " + dir + "/t.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = read_json(dir + "/report.json");
+  const auto timeline = read_json(dir + "/t.json");
+  ASSERT_TRUE(timeline.contains("traceEvents"));
+  std::map<std::pair<int, int>, double> track_end;    // (pid, tid) -> end of the last slice
+  std::map<int, std::multiset<uint64_t>> nodes_seen;  // rank -> node ids
+  std::map<int, double> compute_us;                   // rank -> compute slices
+  std::map<int, double> link_us;                      // link id -> units
+  for (const auto& e : timeline["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph") && e.contains("pid"));
+    if (e["ph"] != "X") continue;
+    const double ts = e["ts"], dur = e["dur"];
+    EXPECT_GE(dur, 0);
+    auto key = std::make_pair(e["pid"].get<int>(), e["tid"].get<int>());
+    auto it = track_end.find(key);
+    if (it != track_end.end()) EXPECT_GE(ts, it->second - 1e-6) << "overlap on a track";
+    track_end[key] = ts + dur;
+    if (e["cat"] == "link") {
+      link_us[e["tid"].get<int>()] += dur;
+    } else {
+      nodes_seen[e["pid"].get<int>()].insert(e["args"]["node_id"].get<uint64_t>());
+      if (e["cat"] == "compute") compute_us[e["pid"].get<int>()] += dur;
+    }
+  }
+  for (int rank = 0; rank < 8; ++rank) {
+    auto trace = chakra::read_trace(prefix + "." + std::to_string(rank) + ".et");
+    const auto& seen = nodes_seen[rank];
+    EXPECT_EQ(seen.size(), trace.nodes.size()) << rank;
+    for (const auto& n : trace.nodes) EXPECT_EQ(seen.count(n.id), 1u) << rank << " " << n.id;
+    EXPECT_NEAR(compute_us[rank] * 1e3, report["npus"][rank]["compute_ns"].get<double>(), 1e-3);
+  }
+  for (const auto& link : report["links"])
+    EXPECT_NEAR(link_us[link["id"].get<int>()] * 1e3, link["busy_ns"].get<double>(), 1e-3);
+}
+
+TEST(Observe, TablesCarryUnitsAndNcclBandwidths) {
+  const std::string dir = temp_dir("tables");
+  chakra::MicrobenchmarkSpec spec;
+  spec.ranks = 8;
+  spec.bytes = 1 << 20;
+  chakra::write_microbenchmark(dir + "/ar", spec);
+  auto r = wafersim::testing::wafersim("run --quiet --platform " +
+                                       source("configs/wafer_mesh_4x2.yaml") + " --workload " +
+                                       dir + "/ar --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream csv(dir + "/collectives.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  EXPECT_NE(header.find("duration_ns"), std::string::npos);
+  EXPECT_NE(header.find("busbw_gbps"), std::string::npos);
+  const auto report = read_json(dir + "/report.json");
+  const auto& c = report["collectives"][0];
+  const double algbw = c["bytes"].get<double>() / c["duration_ns"].get<double>();
+  EXPECT_NEAR(c["algbw_gbps"].get<double>(), algbw, 1e-9);
+  EXPECT_NEAR(c["busbw_gbps"].get<double>(), algbw * 2 * 7 / 8, 1e-9);
+  for (const char* table : {"npus.csv", "links.csv"}) {
+    std::ifstream t(dir + "/" + table);
+    std::getline(t, header);
+    EXPECT_NE(header.find("_ns"), std::string::npos) << table;
+  }
+}
+
+// A long run shows its progress line and, on SIGINT, stops and still writes its report, marked
+// incomplete.
+TEST(Observe, InterruptedRunWritesAnIncompleteReport) {
+  const std::string dir = temp_dir("interrupt");
+  chakra::MicrobenchmarkSpec spec;
+  spec.ranks = 64;
+  spec.bytes = 1ull << 30;
+  chakra::write_microbenchmark(dir + "/ar", spec);
+  const std::string exe = std::string(WAFERSIM_BINARY_DIR) + "/wafersim";
+  const std::string platform = source("configs/ring_8npus.yaml");
+  const std::string workload = dir + "/ar", out = dir + "/out", err = dir + "/stderr.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    freopen(err.c_str(), "w", stderr);
+    execl(exe.c_str(), exe.c_str(), "run", "--platform", platform.c_str(), "--set",
+          "network.npus=64", "--fidelity", "packet", "--workload", workload.c_str(), "--out",
+          out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  sleep(4);  // past the 2 s before the progress line shows; the whole run takes far longer
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const auto report = read_json(out + "/report.json");
+  EXPECT_EQ(report["status"], "interrupted");
+  EXPECT_FALSE(report["complete"].get<bool>());
+  std::ifstream e(err);
+  std::stringstream text;
+  text << e.rdbuf();
+  EXPECT_NE(text.str().find("% of nodes"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("interrupted"), std::string::npos) << text.str();
+}
