@@ -40,7 +40,8 @@ std::string value_text(uint64_t value, int width, const std::string& id) {
 
 }  // namespace
 
-WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology& topology, int vcs)
+WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology& topology, int vcs,
+                           int buffer_flits)
     : options_(options), vcs_(vcs) {
   const auto& nodes = topology.nodes();
   link_.resize(topology.links().size());
@@ -56,7 +57,8 @@ WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology&
     if (nodes[link.src].kind == topology::NodeKind::Router)
       s.grant = add(out, "grant_from", 16, src);
     for (int v = 0; v < vcs; ++v)
-      s.credits.push_back(add(out, "credits_vc" + std::to_string(v), 16, src));
+      s.credits.push_back(
+          add(out, "credits_vc" + std::to_string(v), 16, src, static_cast<uint64_t>(buffer_flits)));
     if (nodes[link.dst].kind == topology::NodeKind::Router) {
       const std::string in = "platform." + dst + ".from_" + src;
       for (int v = 0; v < vcs; ++v)
@@ -73,13 +75,13 @@ WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology&
 }
 
 int WaveRecorder::add(const std::string& scope, const std::string& name, int width,
-                      const std::string& group) {
+                      const std::string& group, uint64_t initial) {
   bool selected = options_.patterns.empty();
   const std::string full = scope + "." + name;
   for (const auto& p : options_.patterns)
     if (fnmatch(p.c_str(), full.c_str(), 0) == 0) selected = true;
   if (!selected) return -1;
-  signals_.push_back({scope, name, width, group, true});
+  signals_.push_back({scope, name, width, group, initial});
   ++selected_count_;
   return static_cast<int>(signals_.size() - 1);
 }
@@ -185,7 +187,8 @@ void WaveRecorder::write(const sc_core::sc_time& end) const {
   vcd << "$enddefinitions $end\n";
 
   // Values at the window's start, then every change inside it (the last one per time and signal).
-  std::vector<uint64_t> value(signals_.size(), 0);
+  std::vector<uint64_t> value(signals_.size());
+  for (size_t i = 0; i < signals_.size(); ++i) value[i] = signals_[i].initial;
   size_t k = 0;
   for (; k < changes.size() && changes[k].time_ps <= from; ++k)
     value[changes[k].signal] = changes[k].value;

@@ -21,7 +21,9 @@ struct WaveOptions {
 
 class WaveRecorder : public hw::Probe {
  public:
-  WaveRecorder(const WaveOptions& options, const topology::Topology& topology, int vcs);
+  // `vcs` and `buffer_flits`: the fabric's VCs per port and slots per VC (credits start full).
+  WaveRecorder(const WaveOptions& options, const topology::Topology& topology, int vcs,
+               int buffer_flits);
 
   // Writes the .vcd and .gtkw files; `end` is the simulated end of the run. Throws InputError when
   // a file cannot be written.
@@ -43,14 +45,15 @@ class WaveRecorder : public hw::Probe {
     std::string name;
     int width;
     std::string group;  // GTKWave group (the block)
-    bool selected;
+    uint64_t initial;   // value before the first change
   };
   struct Change {
     uint64_t time_ps;
     uint32_t signal;
     uint64_t value;
   };
-  int add(const std::string& scope, const std::string& name, int width, const std::string& group);
+  int add(const std::string& scope, const std::string& name, int width, const std::string& group,
+          uint64_t initial = 0);
   void record(int signal, const sc_core::sc_time& at, uint64_t value);
   void record_now(int signal, uint64_t value);
 

@@ -76,7 +76,8 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     std::unique_ptr<WaveRecorder> waves;
     std::unique_ptr<TimelineRecorder> timeline;
     if (!o.waves.file.empty()) {
-      waves = std::make_unique<WaveRecorder>(o.waves, topology, platform->fabric().vcs);
+      waves = std::make_unique<WaveRecorder>(o.waves, topology, platform->fabric().vcs,
+                                             static_cast<int>(platform->fabric().buffer_flits));
       if (waves->signal_count() == 0)
         throw InputError("command line", "--waves-select", "no signal matches the patterns");
       probes.add(waves.get());

@@ -1,0 +1,142 @@
+// Whole-run timings of the issues' speed cases, printed as figures (docs/performance.md). Each case
+// runs `wafersim` as a child process (SystemC elaborates once per process) and reads its report
+// and its peak RSS and CPU time.
+// Usage: wafersim_bench [path/to/wafersim] [all | collectives | traffic | waves]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tb/chakra/generator.h"
+
+namespace {
+
+struct Figures {
+  double wall_s;
+  double cpu_s;
+  double rss_mb;
+  nlohmann::json report;
+};
+
+// Runs `wafersim <command> --quiet --out OUT ARGS` and reads OUT/<report>.
+Figures run(const std::string& wafersim, const std::string& command, const std::string& args,
+            const std::string& out, const std::string& report = "report.json") {
+  std::string cmd = wafersim + " " + command + " --quiet --out " + out + " " + args;
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
+               usage.ru_stime.tv_usec / 1e6;
+  Figures f{wall, cpu, usage.ru_maxrss / 1024.0, {}};
+  std::ifstream in(out + "/" + report);
+  if (in) in >> f.report;
+  return f;
+}
+
+void print_run(const char* name, const Figures& f) {
+  double events = f.report.value("events", 0.0);
+  std::printf(
+      "%-62s wall %7.2f s  peak RSS %7.1f MB  simulated %10.1f us  events %11.0f  (%.2f M "
+      "events/s)\n",
+      name, f.wall_s, f.rss_mb, f.report.value("makespan_ns", 0.0) / 1e3, events,
+      events / f.wall_s / 1e6);
+}
+
+void print_traffic(const char* name, const Figures& f) {
+  double cycles = f.report.value("simulated_cycles", 0.0);
+  std::printf(
+      "%-62s CPU %6.2f s  peak RSS %6.1f MB  %8.0f cycles  %9.0f cycles/CPU-s  latency %.1f "
+      "cycles\n",
+      name, f.cpu_s, f.rss_mb, cycles, cycles / f.cpu_s,
+      f.report.value("avg_packet_latency_cycles", 0.0));
+}
+
+void collectives(const std::string& wafersim, const std::string& dir) {
+  using wafersim::chakra::MicrobenchmarkSpec;
+  MicrobenchmarkSpec ar64;
+  ar64.bytes = 64ull << 20;
+  ar64.ranks = 64;
+  wafersim::chakra::write_microbenchmark(dir + "/ar64/ar", ar64);
+  print_run("64-NPU ring all-reduce 64 MiB, 50 GB/s 500 ns, packet",
+            run(wafersim, "run",
+                "--platform configs/ring_8npus.yaml --set network.npus=64 "
+                "network.link_bandwidth_gbps=50 collectives.dataset_splits=1 --fidelity packet "
+                "--workload " +
+                    dir + "/ar64/ar",
+                dir + "/out64"));
+  MicrobenchmarkSpec ar1k;
+  ar1k.bytes = 1ull << 30;
+  ar1k.ranks = 1024;
+  wafersim::chakra::write_microbenchmark(dir + "/ar1k/ar", ar1k);
+  print_run("1024-NPU ring all-reduce 1 GiB, message",
+            run(wafersim, "run",
+                "--platform configs/ring_8npus.yaml --set network.npus=1024 "
+                "network.link_bandwidth_gbps=50 collectives.dataset_splits=1 --fidelity message "
+                "--workload " +
+                    dir + "/ar1k/ar",
+                dir + "/out1k"));
+}
+
+// BookSim's setup (configs/booksim_mesh8x8.yaml), flit fidelity, uniform traffic.
+void traffic(const std::string& wafersim, const std::string& dir) {
+  const std::string base = "--platform configs/booksim_mesh8x8.yaml --pattern uniform ";
+  print_traffic("traffic 8x8 uniform 0.1 flits/node/cycle",
+                run(wafersim, "traffic", base + "--rate 0.1", dir + "/t8_01", "traffic.json"));
+  print_traffic("traffic 8x8 uniform 0.3 flits/node/cycle",
+                run(wafersim, "traffic", base + "--rate 0.3", dir + "/t8_03", "traffic.json"));
+  print_traffic(
+      "traffic 16x16 uniform 0.1 flits/node/cycle",
+      run(wafersim, "traffic", base + "--rate 0.1 --set network.mesh_x=16 network.mesh_y=16",
+          dir + "/t16_01", "traffic.json"));
+}
+
+// The cost of waveforms: a whole-wafer run without, with every signal, and with one router.
+void waves(const std::string& wafersim, const std::string& dir) {
+  using wafersim::chakra::MicrobenchmarkSpec;
+  MicrobenchmarkSpec ar;
+  ar.bytes = 16ull << 20;
+  ar.ranks = 20;
+  wafersim::chakra::write_microbenchmark(dir + "/ar20/ar", ar);
+  const std::string base =
+      "--platform configs/wafer_mesh_5x4.yaml --fidelity packet --workload " + dir + "/ar20/ar";
+  print_run("wafer 5x4 all-reduce 16 MiB, packet, no waves",
+            run(wafersim, "run", base, dir + "/w0"));
+  print_run("  same, --waves of every signal",
+            run(wafersim, "run", base + " --waves " + dir + "/w1/all.vcd", dir + "/w1"));
+  print_run("  same, --waves-select 'platform.router7.*'",
+            run(wafersim, "run",
+                base + " --waves " + dir + "/w2/r7.vcd --waves-select 'platform.router7.*'",
+                dir + "/w2"));
+  print_run("  same, --timeline",
+            run(wafersim, "run", base + " --timeline " + dir + "/w3/t.json", dir + "/w3"));
+}
+
+}  // namespace
+
+// libsystemc (linked through the testbench library) references sc_main; the bench never elaborates.
+extern "C" int sc_main(int, char**) {
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  std::string wafersim = argc > 1 ? argv[1] : "build/wafersim";
+  std::string which = argc > 2 ? argv[2] : "all";
+  std::string dir = "/tmp/wafersim-bench";
+  if (which == "all" || which == "collectives") collectives(wafersim, dir);
+  if (which == "all" || which == "traffic") traffic(wafersim, dir);
+  if (which == "all" || which == "waves") waves(wafersim, dir);
+  return 0;
+}
