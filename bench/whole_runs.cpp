@@ -64,30 +64,28 @@ void print_traffic(const char* name, const Figures& f) {
       f.report.value("avg_packet_latency_cycles", 0.0));
 }
 
+// A ring all-reduce of `bytes` on `ranks` NPUs of 50 GB/s, 500 ns ring links.
+void ring_all_reduce(const std::string& wafersim, const std::string& dir, const char* name,
+                     int ranks, uint64_t bytes, const std::string& fidelity) {
+  wafersim::chakra::MicrobenchmarkSpec spec;
+  spec.bytes = bytes;
+  spec.ranks = ranks;
+  const std::string prefix = dir + "/ar" + std::to_string(ranks);
+  wafersim::chakra::write_microbenchmark(prefix + "/ar", spec);
+  print_run(name,
+            run(wafersim, "run",
+                "--platform configs/ring_8npus.yaml --set network.npus=" + std::to_string(ranks) +
+                    " network.link_bandwidth_gbps=50 collectives.dataset_splits=1 "
+                    "--fidelity " +
+                    fidelity + " --workload " + prefix + "/ar",
+                prefix + "/out"));
+}
+
 void collectives(const std::string& wafersim, const std::string& dir) {
-  using wafersim::chakra::MicrobenchmarkSpec;
-  MicrobenchmarkSpec ar64;
-  ar64.bytes = 64ull << 20;
-  ar64.ranks = 64;
-  wafersim::chakra::write_microbenchmark(dir + "/ar64/ar", ar64);
-  print_run("64-NPU ring all-reduce 64 MiB, 50 GB/s 500 ns, packet",
-            run(wafersim, "run",
-                "--platform configs/ring_8npus.yaml --set network.npus=64 "
-                "network.link_bandwidth_gbps=50 collectives.dataset_splits=1 --fidelity packet "
-                "--workload " +
-                    dir + "/ar64/ar",
-                dir + "/out64"));
-  MicrobenchmarkSpec ar1k;
-  ar1k.bytes = 1ull << 30;
-  ar1k.ranks = 1024;
-  wafersim::chakra::write_microbenchmark(dir + "/ar1k/ar", ar1k);
-  print_run("1024-NPU ring all-reduce 1 GiB, message",
-            run(wafersim, "run",
-                "--platform configs/ring_8npus.yaml --set network.npus=1024 "
-                "network.link_bandwidth_gbps=50 collectives.dataset_splits=1 --fidelity message "
-                "--workload " +
-                    dir + "/ar1k/ar",
-                dir + "/out1k"));
+  ring_all_reduce(wafersim, dir, "64-NPU ring all-reduce 64 MiB, 50 GB/s 500 ns, packet", 64,
+                  64ull << 20, "packet");
+  ring_all_reduce(wafersim, dir, "1024-NPU ring all-reduce 1 GiB, message", 1024, 1ull << 30,
+                  "message");
 }
 
 // BookSim's setup (configs/booksim_mesh8x8.yaml), flit fidelity, uniform traffic.
@@ -105,8 +103,7 @@ void traffic(const std::string& wafersim, const std::string& dir) {
 
 // The cost of waveforms: a whole-wafer run without, with every signal, and with one router.
 void waves(const std::string& wafersim, const std::string& dir) {
-  using wafersim::chakra::MicrobenchmarkSpec;
-  MicrobenchmarkSpec ar;
+  wafersim::chakra::MicrobenchmarkSpec ar;
   ar.bytes = 16ull << 20;
   ar.ranks = 20;
   wafersim::chakra::write_microbenchmark(dir + "/ar20/ar", ar);

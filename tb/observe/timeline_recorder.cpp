@@ -1,9 +1,12 @@
 #include "tb/observe/timeline_recorder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "hw/proto/transfer.h"
 #include "models/common/error.h"
@@ -38,21 +41,54 @@ void TimelineRecorder::link_unit(int link, const sc_core::sc_time& start,
                     micros(start), micros(end)});
 }
 
+namespace {
+
+// Streams trace events: a whole run can hold millions, too many for one JSON tree in memory.
+class EventStream {
+ public:
+  explicit EventStream(std::ostream& out) : out_(out) { out_ << "{\"traceEvents\":[\n"; }
+  void add(const nlohmann::json& event) {
+    out_ << (first_ ? "" : ",\n") << event.dump();
+    first_ = false;
+  }
+  // A complete slice; written by hand, as most events are these.
+  void slice(const std::string& name, const char* category, int pid, int tid, double ts, double dur,
+             const char* arg1, uint64_t value1, const char* arg2 = nullptr, uint64_t value2 = 0) {
+    out_ << (first_ ? "" : ",\n") << "{\"ph\":\"X\",\"name\":" << nlohmann::json(name).dump()
+         << ",\"cat\":\"" << category << "\",\"pid\":" << pid << ",\"tid\":" << tid
+         << ",\"ts\":" << fmt::format("{:.6f}", ts) << ",\"dur\":" << fmt::format("{:.6f}", dur)
+         << ",\"args\":{\"" << arg1 << "\":" << value1;
+    if (arg2) out_ << ",\"" << arg2 << "\":" << value2;
+    out_ << "}}";
+    first_ = false;
+  }
+  void close() { out_ << "\n],\"displayTimeUnit\":\"ns\"}\n"; }
+
+ private:
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+bool by_track_then_start(const TimelineRecorder::Span& a, const TimelineRecorder::Span& b) {
+  return a.track_owner != b.track_owner ? a.track_owner < b.track_owner : a.start_us < b.start_us;
+}
+
+}  // namespace
+
 void TimelineRecorder::write(const std::string& path) const {
-  nlohmann::json events = nlohmann::json::array();
+  std::ofstream f(path);
+  if (!f) throw InputError(path, "--timeline", "cannot write the timeline file");
+  EventStream events(f);
   // Tracks per NPU: 0 compute, 1 memory, 2 host, 3.. communication lanes (overlapping collectives
   // and sends take one lane each, so slices on a track never overlap).
   const char* fixed[] = {"compute", "memory", "host"};
   std::vector<Span> nodes = nodes_;
-  std::stable_sort(nodes.begin(), nodes.end(), [](const Span& a, const Span& b) {
-    return a.track_owner != b.track_owner ? a.track_owner < b.track_owner : a.start_us < b.start_us;
-  });
+  std::stable_sort(nodes.begin(), nodes.end(), by_track_then_start);
   std::vector<std::vector<double>> lane_end(topology_.npu_count());
-  std::vector<std::vector<double>> fixed_end(topology_.npu_count(), std::vector<double>(3, -1));
   for (int r = 0; r < topology_.npu_count(); ++r) {
-    events.push_back(metadata("process_name", r, -1, "npu" + std::to_string(r)));
-    events.push_back(metadata("process_sort_index", r, -1, std::to_string(r)));
-    for (int t = 0; t < 3; ++t) events.push_back(metadata("thread_name", r, t, fixed[t]));
+    events.add(metadata("process_name", r, -1, "npu" + std::to_string(r)));
+    events.add(metadata("process_sort_index", r, -1, std::to_string(r)));
+    for (int t = 0; t < 3; ++t) events.add(metadata("thread_name", r, t, fixed[t]));
   }
   for (const Span& s : nodes) {
     int tid = -1;
@@ -64,47 +100,31 @@ void TimelineRecorder::write(const std::string& path) const {
       while (lane < lanes.size() && lanes[lane] > s.start_us) ++lane;
       if (lane == lanes.size()) {
         lanes.push_back(0);
-        events.push_back(metadata("thread_name", s.track_owner, 3 + static_cast<int>(lane),
-                                  "communication " + std::to_string(lane)));
+        events.add(metadata("thread_name", s.track_owner, 3 + static_cast<int>(lane),
+                            "communication " + std::to_string(lane)));
       }
       lanes[lane] = s.end_us;
       tid = 3 + static_cast<int>(lane);
     }
-    events.push_back({{"ph", "X"},
-                      {"name", s.name.empty() ? "node " + std::to_string(s.id) : s.name},
-                      {"cat", s.category},
-                      {"pid", s.track_owner},
-                      {"tid", tid},
-                      {"ts", s.start_us},
-                      {"dur", s.end_us - s.start_us},
-                      {"args", {{"node_id", s.id}}}});
+    events.slice(s.name.empty() ? "node " + std::to_string(s.id) : s.name, s.category,
+                 s.track_owner, tid, s.start_us, s.end_us - s.start_us, "node_id", s.id);
   }
-  events.push_back(metadata("process_name", kLinksPid, -1, "links"));
+  events.add(metadata("process_name", kLinksPid, -1, "links"));
   std::vector<bool> named(topology_.links().size(), false);
   std::vector<Span> units = units_;
-  std::stable_sort(units.begin(), units.end(), [](const Span& a, const Span& b) {
-    return a.track_owner != b.track_owner ? a.track_owner < b.track_owner : a.start_us < b.start_us;
-  });
+  std::stable_sort(units.begin(), units.end(), by_track_then_start);
   for (const Span& u : units) {
     if (!named[u.track_owner]) {
       named[u.track_owner] = true;
-      events.push_back(
+      events.add(
           metadata("thread_name", kLinksPid, u.track_owner, topology_.links()[u.track_owner].name));
     }
-    const int src = static_cast<int>(u.id >> 40);
-    events.push_back({{"ph", "X"},
-                      {"name", "msg " + std::to_string(u.id & ((1ull << 40) - 1)) + " of npu" +
-                                   std::to_string(src)},
-                      {"cat", "link"},
-                      {"pid", kLinksPid},
-                      {"tid", u.track_owner},
-                      {"ts", u.start_us},
-                      {"dur", u.end_us - u.start_us},
-                      {"args", {{"message", u.id}, {"packet", u.packet}}}});
+    const uint64_t src = u.id >> 40, sequence = u.id & ((1ull << 40) - 1);
+    events.slice("msg " + std::to_string(sequence) + " of npu" + std::to_string(src), "link",
+                 kLinksPid, u.track_owner, u.start_us, u.end_us - u.start_us, "message", u.id,
+                 "packet", u.packet);
   }
-  std::ofstream f(path);
-  if (!f) throw InputError(path, "--timeline", "cannot write the timeline file");
-  f << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() << "\n";
+  events.close();
   if (!f) throw InputError(path, "--timeline", "cannot write the timeline file");
 }
 

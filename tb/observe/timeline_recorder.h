@@ -24,7 +24,7 @@ class TimelineRecorder : public hw::Probe {
   void link_unit(int link, const sc_core::sc_time& start, const sc_core::sc_time& end,
                  const hw::TransferExt& unit) override;
 
- private:
+ public:
   struct Span {
     int track_owner;  // rank, or link id
     uint64_t id;      // node id, or message id
@@ -33,6 +33,8 @@ class TimelineRecorder : public hw::Probe {
     const char* category;
     double start_us, end_us;
   };
+
+ private:
   const topology::Topology& topology_;
   std::vector<Span> nodes_;
   std::vector<Span> units_;
