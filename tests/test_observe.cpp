@@ -188,6 +188,18 @@ TEST(Observe, WaveformWindowAndSelection) {
                                   "/x.vcd --waves-select 'nothing.*'");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no signal matches"), std::string::npos) << r.err;
+  // A reversed window and an unwritable file are refused before the simulation starts.
+  r = wafersim::testing::wafersim("run --quiet --platform " + source("configs/mesh_8x8.yaml") +
+                                  " --workload " + hotspot_workload() + " --waves " + dir +
+                                  "/y.vcd --waves-from 500 --waves-to 100");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--waves-to: the window ends before it starts"), std::string::npos) << r.err;
+  r = wafersim::testing::wafersim("run --quiet --platform " + source("configs/mesh_8x8.yaml") +
+                                  " --workload " + hotspot_workload() +
+                                  " --timeline /proc/no/such/t.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/proc/no/such/t.json: --timeline: cannot write here"), std::string::npos)
+      << r.err;
 }
 
 TEST(Observe, TimelineHasEveryNodeOnceAndAgreesWithTheReport) {

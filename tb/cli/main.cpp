@@ -112,7 +112,7 @@ int sc_main(int argc, char* argv[]) {
                           "cycles allowed after the window for measured packets (default 20000)");
   traffic_cmd->add_option("--latency-threshold", traffic.spec.latency_threshold_cycles,
                           "average latency (cycles) above which the point counts as saturated "
-                          "(default 500)");
+                          "(default 0: off; BookSim uses 500)");
   traffic_cmd->add_option("--seed", traffic.spec.seed, "random seed (default 1)");
   traffic_cmd->add_option("--hotspot", traffic.spec.hotspot,
                           "hotspot pattern: destination NPU (default: the middle one)");

@@ -142,8 +142,6 @@ void WaveRecorder::write(const sc_core::sc_time& end) const {
   std::stable_sort(changes.begin(), changes.end(),
                    [](const Change& a, const Change& b) { return a.time_ps < b.time_ps; });
 
-  std::filesystem::path path(options_.file);
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
   std::ofstream vcd(options_.file);
   if (!vcd) throw InputError(options_.file, "--waves", "cannot write the waveform file");
   vcd << "$date wafersim run $end\n$version wafersim 0.1 $end\n$timescale 1ps $end\n";

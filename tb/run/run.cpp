@@ -40,6 +40,16 @@ PlatformSpec load_platform_spec(const RunOptions& o) {
   return spec;
 }
 
+void check_writable(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  std::ofstream f(path, std::ios::app);
+  if (ec || !f)
+    throw InputError(path, option,
+                     "cannot write here" + (ec ? " (" + ec.message() + ")" : std::string()));
+}
+
 topology::Topology build_topology(const PlatformSpec& spec) {
   try {
     return topology::Topology::build(spec.network);
@@ -70,6 +80,15 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
 
     std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
     Replay replay("replay", workload, spec, *platform);
+
+    // Output files are checked before simulating: a long run must not fail at its end.
+    if (!o.waves.file.empty()) {
+      if (o.waves.to_ns >= 0 && o.waves.to_ns <= o.waves.from_ns)
+        throw InputError("command line", "--waves-to", "the window ends before it starts");
+      check_writable(o.waves.file, "--waves");
+    }
+    if (!o.timeline.empty()) check_writable(o.timeline, "--timeline");
+    if (!o.out_dir.empty()) check_writable(o.out_dir + "/report.json", "--out");
 
     // Observation: probes only when asked for, so a plain run pays nothing for them.
     ProbeFanout probes;

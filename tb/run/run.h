@@ -32,6 +32,9 @@ struct RunOptions {
 // applied. Throws InputError.
 PlatformSpec load_platform_spec(const RunOptions& options);
 
+// Creates the file's folder and checks the file can be written; throws InputError naming `option`.
+void check_writable(const std::string& path, const std::string& option);
+
 // The topology graph and the hardware of a platform; throw InputError naming the platform file.
 topology::Topology build_topology(const PlatformSpec& spec);
 std::unique_ptr<hw::Platform> build_platform(const PlatformSpec& spec,

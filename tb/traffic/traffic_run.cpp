@@ -53,6 +53,7 @@ int run_traffic(const TrafficOptions& o, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
   try {
     PlatformSpec spec = load_platform_spec(o.platform);
+    if (!o.platform.out_dir.empty()) check_writable(o.platform.out_dir + "/traffic.json", "--out");
     TrafficOptions opts = o;
     try {
       opts.spec.pattern = pattern_from_string(o.pattern);
