@@ -249,7 +249,7 @@ TEST(Observe, TimelineHasEveryNodeOnceAndAgreesWithTheReport) {
     EXPECT_NEAR(link_us[link["id"].get<int>()] * 1e3, link["busy_ns"].get<double>(), 1e-3);
 }
 
-TEST(Observe, TablesCarryUnitsAndNcclBandwidths) {
+TEST(Observe, TablesCarryUnitsAndNcclBandwidthsAndPicturesAreDrawn) {
   const std::string dir = temp_dir("tables");
   chakra::MicrobenchmarkSpec spec;
   spec.ranks = 8;
@@ -257,8 +257,14 @@ TEST(Observe, TablesCarryUnitsAndNcclBandwidths) {
   chakra::write_microbenchmark(dir + "/ar", spec);
   auto r = wafersim::testing::wafersim("run --quiet --platform " +
                                        source("configs/wafer_mesh_4x2.yaml") + " --workload " +
-                                       dir + "/ar --out " + dir);
+                                       dir + "/ar --out " + dir + " --plots");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* picture : {"link_utilisation.png", "npu_time.png"}) {
+    std::ifstream png(dir + "/" + picture, std::ios::binary);
+    char magic[4] = {};
+    png.read(magic, 4);
+    EXPECT_EQ(std::string(magic + 1, 3), "PNG") << picture;
+  }
   std::ifstream csv(dir + "/collectives.csv");
   std::string header, row;
   std::getline(csv, header);

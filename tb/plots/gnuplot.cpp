@@ -15,6 +15,16 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
+std::string tics(const char* axis, const std::vector<AxisTic>& list) {
+  if (list.empty()) return "";
+  std::ostringstream s;
+  s << "set " << axis << "tics (";
+  for (size_t i = 0; i < list.size(); ++i)
+    s << (i ? ", " : "") << quoted(list[i].label) << " " << list[i].position;
+  s << ")\n";
+  return s.str();
+}
+
 std::string without_extension(const std::string& png) {
   auto dot = png.rfind('.');
   return dot == std::string::npos ? png : png.substr(0, dot);
@@ -69,15 +79,19 @@ std::string plot_curves(const std::string& png, const std::string& title, const 
 }
 
 std::string plot_heatmap(const std::string& png, const std::string& title, const std::string& label,
-                         int rows, int cols, const std::vector<double>& cells, double max_value) {
+                         int rows, int cols, const std::vector<double>& cells, double max_value,
+                         const std::vector<AxisTic>& xtics, const std::vector<AxisTic>& ytics) {
   const std::string base = without_extension(png);
   std::ostringstream s;
   s << header(png, title, 720, 640) << "set cblabel " << quoted(label) << "\n"
     << "set cbrange [0:" << (max_value > 0 ? max_value : 1) << "]\n"
     << "set palette defined (0 'white', 0.5 'orange', 1 'red')\n"
     << "set datafile missing 'nan'\nset size ratio -1\nunset key\n"
+    // Cells without a link (NaN) are transparent: grey behind them tells them from idle links.
+    << "set object 1 rectangle from graph 0,0 to graph 1,1 behind fillcolor rgb '#c8c8c8' "
+       "fillstyle solid noborder\n"
     << "set xrange [-0.5:" << cols - 0.5 << "]\nset yrange [" << rows - 0.5 << ":-0.5]\n"
-    << "$grid << EOD\n";
+    << tics("x", xtics) << tics("y", ytics) << "$grid << EOD\n";
   for (int r = 0; r < rows; ++r) {
     for (int c = 0; c < cols; ++c) {
       double v = cells[static_cast<size_t>(r) * cols + c];
@@ -99,9 +113,7 @@ std::string plot_stacked_bars(const std::string& png, const std::string& title,
     << quoted(ylabel) << "\n"
     << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border "
        "-1\nset boxwidth 0.8\nset key outside top center horizontal\nset xtics rotate by -60\n"
-    << "$bars << EOD\nitem";
-  for (const auto& name : series) s << " " << quoted(name);
-  s << "\n";
+    << "$bars << EOD\n";
   for (size_t i = 0; i < items.size(); ++i) {
     s << quoted(items[i]);
     for (double v : values[i]) s << " " << v;

@@ -21,10 +21,16 @@ struct Curve {
 std::string plot_curves(const std::string& png, const std::string& title, const std::string& xlabel,
                         const std::string& ylabel, const std::vector<Curve>& curves);
 
+struct AxisTic {
+  double position;
+  std::string label;
+};
 // A heat map of a grid of values (row-major, rows x cols), e.g. link utilisation laid out as the
-// mesh; NaN cells are left blank.
+// mesh; NaN cells are shown grey. Tics label chosen rows / columns (default: their indices).
 std::string plot_heatmap(const std::string& png, const std::string& title, const std::string& label,
-                         int rows, int cols, const std::vector<double>& cells, double max_value);
+                         int rows, int cols, const std::vector<double>& cells, double max_value,
+                         const std::vector<AxisTic>& xtics = {},
+                         const std::vector<AxisTic>& ytics = {});
 
 // Stacked bars per item (e.g. each NPU's compute and exposed communication).
 std::string plot_stacked_bars(const std::string& png, const std::string& title,

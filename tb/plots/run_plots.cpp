@@ -40,6 +40,7 @@ std::string plot_run(const nlohmann::json& report, const topology::Topology& top
   const double nan = std::numeric_limits<double>::quiet_NaN();
   int rows = 1, cols = topology.npu_count();
   std::vector<double> cells;
+  std::vector<AxisTic> xtics, ytics;
   std::string title;
   auto router = [](int i) { return "router" + std::to_string(i); };
   auto npu = [](int i) { return "npu" + std::to_string(i); };
@@ -58,7 +59,9 @@ std::string plot_run(const nlohmann::json& report, const topology::Topology& top
         if (y + 1 < spec.mesh_y)
           cells[(2 * y + 1) * cols + 2 * x] = load.between(router(r), router(r + spec.mesh_x));
       }
-    title = "link utilisation (busier direction): mesh links between routers, NPU links on them";
+    for (int x = 0; x < spec.mesh_x; ++x) xtics.push_back({2.0 * x, "x=" + std::to_string(x)});
+    for (int y = 0; y < spec.mesh_y; ++y) ytics.push_back({2.0 * y, "y=" + std::to_string(y)});
+    title = "link busy fraction: between routers the busier direction; on a router its NPU's link";
   } else if (spec.shape == topology::Shape::Ring) {
     for (int i = 0; i < cols; ++i) cells.push_back(load.between(router(i), router((i + 1) % cols)));
     title = "link utilisation: ring link i -> i+1 (busier direction)";
@@ -76,7 +79,7 @@ std::string plot_run(const nlohmann::json& report, const topology::Topology& top
   for (double c : cells)
     if (!std::isnan(c)) top = std::max(top, c);
   std::string problem = plot_heatmap(dir + "/link_utilisation.png", title, "busy fraction", rows,
-                                     cols, cells, std::max(top, 1e-9));
+                                     cols, cells, std::max(top, 1e-9), xtics, ytics);
   if (!problem.empty()) return problem;
 
   std::vector<std::string> items;
