@@ -72,6 +72,11 @@ WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology&
     npu_[r].queue = add("platform." + npu + ".nic", "queue_depth", 16, npu);
     npu_[r].step = add("platform." + npu, "collective_step", 16, npu);
   }
+  from_ps_ = static_cast<uint64_t>(std::llround(options_.from_ns * 1000));
+  to_ps_ =
+      options_.to_ns < 0 ? kOpenEnd : static_cast<uint64_t>(std::llround(options_.to_ns * 1000));
+  last_stamp_ = from_ps_;
+  if (selected_count_ > 0) write_header();
 }
 
 int WaveRecorder::add(const std::string& scope, const std::string& name, int width,
@@ -87,7 +92,13 @@ int WaveRecorder::add(const std::string& scope, const std::string& name, int wid
 }
 
 void WaveRecorder::record(int signal, const sc_core::sc_time& at, uint64_t value) {
-  if (signal >= 0) changes_.push_back({picoseconds(at), static_cast<uint32_t>(signal), value});
+  if (signal < 0) return;
+  const uint64_t t = picoseconds(at);
+  if (t > to_ps_) return;  // after the window
+  changes_.push_back({t, static_cast<uint32_t>(signal), value});
+  // Nothing is reported for a time before now: what lies before it is final and can be written,
+  // which keeps the recorder's memory bounded on long runs.
+  if (changes_.size() >= kFlushEvery) flush(picoseconds(sc_core::sc_time_stamp()));
 }
 
 void WaveRecorder::record_now(int signal, uint64_t value) {
@@ -132,23 +143,14 @@ void WaveRecorder::collective_step(int rank, int step) {
   record_now(npu_[rank].step, static_cast<uint64_t>(step));
 }
 
-void WaveRecorder::write(const sc_core::sc_time& end) const {
-  const uint64_t from = static_cast<uint64_t>(std::llround(options_.from_ns * 1000));
-  const uint64_t to = options_.to_ns < 0
-                          ? picoseconds(end)
-                          : static_cast<uint64_t>(std::llround(options_.to_ns * 1000));
-  std::vector<Change> changes = changes_;
-  // Stable: changes at one time keep the order they were reported in, and the last one wins.
-  std::stable_sort(changes.begin(), changes.end(),
-                   [](const Change& a, const Change& b) { return a.time_ps < b.time_ps; });
-
-  std::ofstream vcd(options_.file);
-  if (!vcd) throw InputError(options_.file, "--waves", "cannot write the waveform file");
-  vcd << "$date wafersim run $end\n$version wafersim 0.1 $end\n$timescale 1ps $end\n";
+void WaveRecorder::write_header() {
+  vcd_.open(options_.file);
+  if (!vcd_) throw InputError(options_.file, "--waves", "cannot write the waveform file");
+  vcd_ << "$date wafersim run $end\n$version wafersim 0.1 $end\n$timescale 1ps $end\n";
   // Scopes: signals sorted by scope so that each scope is opened once.
-  std::vector<uint32_t> order(signals_.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
+  order_.resize(signals_.size());
+  for (uint32_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  std::stable_sort(order_.begin(), order_.end(),
                    [&](uint32_t a, uint32_t b) { return signals_[a].scope < signals_[b].scope; });
   std::vector<std::string> open;
   auto split = [](const std::string& scope) {
@@ -161,58 +163,79 @@ void WaveRecorder::write(const sc_core::sc_time& end) const {
     parts.push_back(scope.substr(start));
     return parts;
   };
-  for (uint32_t i : order) {
+  for (uint32_t i : order_) {
     auto parts = split(signals_[i].scope);
     size_t common = 0;
     while (common < open.size() && common < parts.size() && open[common] == parts[common]) ++common;
     while (open.size() > common) {
-      vcd << "$upscope $end\n";
+      vcd_ << "$upscope $end\n";
       open.pop_back();
     }
     for (size_t k = common; k < parts.size(); ++k) {
-      vcd << "$scope module " << parts[k] << " $end\n";
+      vcd_ << "$scope module " << parts[k] << " $end\n";
       open.push_back(parts[k]);
     }
     const Signal& s = signals_[i];
-    vcd << "$var wire " << s.width << " " << vcd_id(i) << " " << s.name;
-    if (s.width > 1) vcd << " [" << s.width - 1 << ":0]";
-    vcd << " $end\n";
+    vcd_ << "$var wire " << s.width << " " << vcd_id(i) << " " << s.name;
+    if (s.width > 1) vcd_ << " [" << s.width - 1 << ":0]";
+    vcd_ << " $end\n";
   }
   while (!open.empty()) {
-    vcd << "$upscope $end\n";
+    vcd_ << "$upscope $end\n";
     open.pop_back();
   }
-  vcd << "$enddefinitions $end\n";
+  vcd_ << "$enddefinitions $end\n";
+  value_.resize(signals_.size());
+  for (size_t i = 0; i < signals_.size(); ++i) value_[i] = signals_[i].initial;
+}
 
-  // Values at the window's start, then every change inside it (the last one per time and signal).
-  std::vector<uint64_t> value(signals_.size());
-  for (size_t i = 0; i < signals_.size(); ++i) value[i] = signals_[i].initial;
-  size_t k = 0;
-  for (; k < changes.size() && changes[k].time_ps <= from; ++k)
-    value[changes[k].signal] = changes[k].value;
-  vcd << "#" << from << "\n$dumpvars\n";
+void WaveRecorder::dump_initial_values() {
+  if (dumped_) return;
+  dumped_ = true;
+  vcd_ << "#" << from_ps_ << "\n$dumpvars\n";
   for (uint32_t i = 0; i < signals_.size(); ++i)
-    vcd << value_text(value[i], signals_[i].width, vcd_id(i)) << "\n";
-  vcd << "$end\n";
-  uint64_t last_stamp = from;
-  while (k < changes.size() && changes[k].time_ps <= to) {
-    const uint64_t t = changes[k].time_ps;
+    vcd_ << value_text(value_[i], signals_[i].width, vcd_id(i)) << "\n";
+  vcd_ << "$end\n";
+}
+
+void WaveRecorder::flush(uint64_t before_ps) {
+  // Stable: changes at one time keep the order they were reported in, and the last one wins.
+  std::stable_sort(changes_.begin(), changes_.end(),
+                   [](const Change& a, const Change& b) { return a.time_ps < b.time_ps; });
+  size_t k = 0;
+  while (k < changes_.size() && changes_[k].time_ps < before_ps) {
+    const uint64_t t = changes_[k].time_ps;
+    if (t <= from_ps_) {  // before the window: only the values it starts with
+      for (; k < changes_.size() && changes_[k].time_ps == t; ++k)
+        value_[changes_[k].signal] = changes_[k].value;
+      continue;
+    }
+    dump_initial_values();
     std::map<uint32_t, uint64_t> last;
-    for (; k < changes.size() && changes[k].time_ps == t; ++k)
-      last[changes[k].signal] = changes[k].value;
+    for (; k < changes_.size() && changes_[k].time_ps == t; ++k)
+      last[changes_[k].signal] = changes_[k].value;
     bool stamped = false;
     for (const auto& [sig, v] : last) {
-      if (value[sig] == v) continue;
-      if (!stamped) vcd << "#" << t << "\n";
+      if (value_[sig] == v) continue;
+      if (!stamped) vcd_ << "#" << t << "\n";
       stamped = true;
-      last_stamp = t;
-      value[sig] = v;
-      vcd << value_text(v, signals_[sig].width, vcd_id(sig)) << "\n";
+      last_stamp_ = t;
+      value_[sig] = v;
+      vcd_ << value_text(v, signals_[sig].width, vcd_id(sig)) << "\n";
     }
   }
+  changes_.erase(changes_.begin(), changes_.begin() + static_cast<long>(k));
+}
+
+void WaveRecorder::finish(const sc_core::sc_time& end) {
+  const uint64_t to = to_ps_ == kOpenEnd ? picoseconds(end) : to_ps_;
+  flush(to + 1);
+  dump_initial_values();
   // The window's end, so that viewers show the last values up to it.
-  if (to > last_stamp) vcd << "#" << to << "\n";
-  if (!vcd) throw InputError(options_.file, "--waves", "cannot write the waveform file");
+  if (to > last_stamp_ && to > from_ps_) vcd_ << "#" << to << "\n";
+  vcd_.flush();
+  if (!vcd_) throw InputError(options_.file, "--waves", "cannot write the waveform file");
+  changes_.clear();
 
   // GTKWave save file: one group per block, busy bits as binary, counts as decimals.
   std::string gtkw_path = options_.file;
@@ -222,11 +245,11 @@ void WaveRecorder::write(const sc_core::sc_time& end) const {
   if (!gtkw) throw InputError(gtkw_path, "--waves", "cannot write the GTKWave save file");
   gtkw << "[*] wafersim: waves of one run; open with gtkwave " << gtkw_path << "\n"
        << "[dumpfile] \"" << std::filesystem::absolute(options_.file).string() << "\"\n"
-       << "[timestart] " << from << "\n[size] 1600 900\n[signals_width] 360\n"
+       << "[timestart] " << from_ps_ << "\n[size] 1600 900\n[signals_width] 360\n"
        << "[sst_expanded] 1\n[sst_vpaned_height] 300\n";
   std::vector<std::string> groups;
   std::map<std::string, std::vector<uint32_t>> by_group;
-  for (uint32_t i : order) {
+  for (uint32_t i : order_) {
     if (!by_group.count(signals_[i].group)) groups.push_back(signals_[i].group);
     by_group[signals_[i].group].push_back(i);
   }

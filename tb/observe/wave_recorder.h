@@ -4,6 +4,7 @@
 // FILE.gtkw, a GTKWave save file that opens it with signals grouped per block. Signal names follow
 // the module hierarchy (docs/outputs.md lists them).
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,9 @@ class WaveRecorder : public hw::Probe {
   WaveRecorder(const WaveOptions& options, const topology::Topology& topology, int vcs,
                int buffer_flits);
 
-  // Writes the .vcd and .gtkw files; `end` is the simulated end of the run. Throws InputError when
-  // a file cannot be written.
-  void write(const sc_core::sc_time& end) const;
+  // Completes the .vcd (written as the run goes) and writes the .gtkw; `end` is the simulated end
+  // of the run. Throws InputError when a file cannot be written.
+  void finish(const sc_core::sc_time& end);
   size_t signal_count() const { return selected_count_; }
 
   void link_unit(int link, const sc_core::sc_time& start, const sc_core::sc_time& end,
@@ -52,6 +53,10 @@ class WaveRecorder : public hw::Probe {
     uint32_t signal;
     uint64_t value;
   };
+  void write_header();
+  void dump_initial_values();
+  // Writes every recorded change before `before_ps` (they are final) and forgets them.
+  void flush(uint64_t before_ps);
   int add(const std::string& scope, const std::string& name, int width, const std::string& group,
           uint64_t initial = 0);
   void record(int signal, const sc_core::sc_time& at, uint64_t value);
@@ -71,7 +76,16 @@ class WaveRecorder : public hw::Probe {
     int compute = -1, queue = -1, step = -1;
   };
   std::vector<NpuSignals> npu_;
-  std::vector<Change> changes_;
+  std::vector<Change> changes_;  // not yet written, in the order reported
+
+  static constexpr uint64_t kOpenEnd = ~uint64_t{0};
+  static constexpr size_t kFlushEvery = 1 << 20;  // changes (24 MB)
+  uint64_t from_ps_ = 0, to_ps_ = kOpenEnd;
+  std::ofstream vcd_;
+  std::vector<uint64_t> value_;  // each signal's value as last written (or due at the window start)
+  bool dumped_ = false;          // initial values written
+  uint64_t last_stamp_ = 0;
+  std::vector<uint32_t> order_;  // signals by scope
 };
 
 }  // namespace wafersim::tb

@@ -136,7 +136,7 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
         if (!problem.empty()) throw InputError(o.out_dir, "--plots", problem);
       }
     }
-    if (waves) waves->write(sc_core::sc_time(report["makespan_ns"].get<double>(), sc_core::SC_NS));
+    if (waves) waves->finish(sc_core::sc_time(report["makespan_ns"].get<double>(), sc_core::SC_NS));
     if (timeline) timeline->write(o.timeline);
     out << summary(report);
     if (report_out) *report_out = report;
