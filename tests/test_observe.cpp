@@ -119,6 +119,18 @@ nlohmann::json read_json(const std::string& path) {
   return j;
 }
 
+// An all-reduce microbenchmark under `dir`; returns its trace prefix.
+std::string write_all_reduce(const std::string& dir, int ranks, uint64_t bytes, int iterations = 1,
+                             uint64_t compute_us = 0) {
+  chakra::MicrobenchmarkSpec spec;
+  spec.ranks = ranks;
+  spec.bytes = bytes;
+  spec.iterations = iterations;
+  spec.compute_micros = compute_us;
+  chakra::write_microbenchmark(dir + "/ar", spec);
+  return dir + "/ar";
+}
+
 // Seven NPUs of row 0 send to NPU 7: a congested row of links.
 std::string hotspot_workload() {
   std::vector<wafersim::testing::Flow> flows;
@@ -177,13 +189,9 @@ TEST(Observe, WaveformIsValidAndAgreesWithTheReport) {
 // million, those before the current time), and the file still agrees with the report.
 TEST(Observe, LongWaveformIsWrittenAsTheRunGoes) {
   const std::string dir = temp_dir("long_waves");
-  chakra::MicrobenchmarkSpec spec;
-  spec.ranks = 20;
-  spec.bytes = 8 << 20;
-  chakra::write_microbenchmark(dir + "/ar", spec);
-  auto r = wafersim::testing::wafersim("run --quiet --platform " +
-                                       source("configs/wafer_mesh_5x4.yaml") + " --workload " +
-                                       dir + "/ar --out " + dir + " --waves " + dir + "/run.vcd");
+  auto r = wafersim::testing::wafersim(
+      "run --quiet --platform " + source("configs/wafer_mesh_5x4.yaml") + " --workload " +
+      write_all_reduce(dir, 20, 8 << 20) + " --out " + dir + " --waves " + dir + "/run.vcd");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Vcd vcd = parse_vcd(dir + "/run.vcd");
   size_t changes = 0;
@@ -227,13 +235,7 @@ TEST(Observe, WaveformWindowAndSelection) {
 
 TEST(Observe, TimelineHasEveryNodeOnceAndAgreesWithTheReport) {
   const std::string dir = temp_dir("timeline");
-  chakra::MicrobenchmarkSpec spec;
-  spec.ranks = 8;
-  spec.bytes = 256 * 1024;
-  spec.iterations = 3;
-  spec.compute_micros = 2;
-  const std::string prefix = dir + "/ar";
-  chakra::write_microbenchmark(prefix, spec);
+  const std::string prefix = write_all_reduce(dir, 8, 256 * 1024, 3, 2);
   auto r = wafersim::testing::wafersim("run --quiet --platform " +
                                        source("configs/wafer_mesh_4x2.yaml") + " --workload " +
                                        prefix + " --out " + dir + " --timeline " + dir + "/t.json");
@@ -274,13 +276,9 @@ TEST(Observe, TimelineHasEveryNodeOnceAndAgreesWithTheReport) {
 
 TEST(Observe, TablesCarryUnitsAndNcclBandwidthsAndPicturesAreDrawn) {
   const std::string dir = temp_dir("tables");
-  chakra::MicrobenchmarkSpec spec;
-  spec.ranks = 8;
-  spec.bytes = 1 << 20;
-  chakra::write_microbenchmark(dir + "/ar", spec);
-  auto r = wafersim::testing::wafersim("run --quiet --platform " +
-                                       source("configs/wafer_mesh_4x2.yaml") + " --workload " +
-                                       dir + "/ar --out " + dir + " --plots");
+  auto r = wafersim::testing::wafersim(
+      "run --quiet --platform " + source("configs/wafer_mesh_4x2.yaml") + " --workload " +
+      write_all_reduce(dir, 8, 1 << 20) + " --out " + dir + " --plots");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* picture : {"link_utilisation.png", "npu_time.png"}) {
     std::ifstream png(dir + "/" + picture, std::ios::binary);
@@ -310,13 +308,10 @@ TEST(Observe, TablesCarryUnitsAndNcclBandwidthsAndPicturesAreDrawn) {
 // incomplete.
 TEST(Observe, InterruptedRunWritesAnIncompleteReport) {
   const std::string dir = temp_dir("interrupt");
-  chakra::MicrobenchmarkSpec spec;
-  spec.ranks = 64;
-  spec.bytes = 1ull << 30;
-  chakra::write_microbenchmark(dir + "/ar", spec);
+  const std::string workload = write_all_reduce(dir, 64, 1ull << 30);
   const std::string exe = std::string(WAFERSIM_BINARY_DIR) + "/wafersim";
   const std::string platform = source("configs/ring_8npus.yaml");
-  const std::string workload = dir + "/ar", out = dir + "/out", err = dir + "/stderr.txt";
+  const std::string out = dir + "/out", err = dir + "/stderr.txt";
   pid_t pid = fork();
   if (pid == 0) {
     freopen(err.c_str(), "w", stderr);
