@@ -40,10 +40,7 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, Payload
   sensitive << wake_;
   dont_initialize();
   in_.resize(inputs_.size());
-  for (auto& in : in_) {
-    in.vcs.resize(params_.vcs);
-    for (auto& vc : in.vcs) vc.queue.reserve_exactly(params_.buffer_flits);
-  }
+  for (auto& in : in_) in.vcs.resize(params_.vcs);
   requests_.resize(outputs_.size());
   route_port_.assign(topology_.npu_count(), -1);
   for (int d = 0; d < topology_.npu_count(); ++d) {

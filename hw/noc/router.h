@@ -4,11 +4,11 @@
 // allocation, credit flow control, and a delay in cycles for every pipeline stage. Event-driven: it
 // runs an allocation round only at cycles where something can move, and sleeps while it holds
 // nothing.
+#include <deque>
 #include <systemc>
 #include <vector>
 
 #include "hw/noc/fabric_node.h"
-#include "hw/proto/fixed_ring.h"
 
 namespace wafersim::hw {
 
@@ -28,9 +28,9 @@ class Router : public FabricNode {
     sc_core::sc_time arrived;
   };
   struct InputVc {
-    FixedRing<Buffered> queue;  // capacity: buffer_flits
-    int out_port = -1;          // route of the packet at the head (-1 = not computed)
-    int out_vc = -1;            // output VC held by that packet (-1 = not allocated)
+    std::deque<Buffered> queue;
+    int out_port = -1;  // route of the packet at the head (-1 = not computed)
+    int out_vc = -1;    // output VC held by that packet (-1 = not allocated)
     int out_class = 0;
     sc_core::sc_time va_ready;  // routing done
     sc_core::sc_time sa_ready;  // VC allocation done
