@@ -9,6 +9,7 @@
 #include "hw/platform/platform.h"
 #include "hw/proto/event_counter.h"
 #include "models/common/error.h"
+#include "tb/observe/probe_fanout.h"
 #include "tb/observe/timeline_recorder.h"
 #include "tb/plots/run_plots.h"
 #include "tb/replay/replay.h"

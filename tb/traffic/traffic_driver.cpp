@@ -18,11 +18,15 @@ int middle_npu(const topology::Topology& t) {
   return t.npu_count() / 2;
 }
 
-int router_hops(const topology::Topology& t, int src, int dst) {
-  int links = 0;
-  for (int l : t.path(src, dst))
-    if (!t.links()[l].attach) ++links;
-  return links;
+// Router-to-router links on every route, indexed src * npus + dst: computed once, not per packet.
+std::vector<uint16_t> router_hops(const topology::Topology& t) {
+  const int n = t.npu_count();
+  std::vector<uint16_t> hops(static_cast<size_t>(n) * n, 0);
+  for (int src = 0; src < n; ++src)
+    for (int dst = 0; dst < n; ++dst)
+      for (int l : t.path(src, dst))
+        if (!t.links()[l].attach) ++hops[static_cast<size_t>(src) * n + dst];
+  return hops;
 }
 
 }  // namespace
@@ -36,18 +40,14 @@ TrafficDriver::TrafficDriver(sc_core::sc_module_name name, const TrafficSpec& sp
       picker_(spec.pattern, topology, spec.hotspot < 0 ? middle_npu(topology) : spec.hotspot,
               spec.hotspot_fraction),
       cycle_(1.0 / platform.fabric().clock_ghz, sc_core::SC_NS),
-      payload_bytes_(static_cast<uint64_t>(spec.packet_flits) * platform.fabric().flit_bytes -
-                     platform.fabric().header_bytes),
+      payload_bytes_(platform.fabric().packet_bytes),
+      hops_(router_hops(topology)),
       rng_(spec.seed),
       gap_(std::clamp(spec.rate / std::max(1, spec.packet_flits), 1e-12, 1.0)) {
   if (!(spec.rate > 0) || spec.rate > spec.packet_flits)
     throw std::invalid_argument("rate must be above 0 and at most 1 packet per node per cycle");
   if (spec.packet_flits < 1) throw std::invalid_argument("packet length must be at least 1 flit");
   if (spec.measure_cycles < 1) throw std::invalid_argument("the measurement window is empty");
-  if (platform.fabric().header_bytes >=
-      static_cast<uint64_t>(spec.packet_flits) * platform.fabric().flit_bytes)
-    throw std::invalid_argument("a packet of " + std::to_string(spec.packet_flits) +
-                                " flits has no room for its payload after the header");
   for (int n = 0; n < platform.npu_count(); ++n) {
     idle_hosts_.push_back(std::make_unique<tlm_utils::simple_initiator_socket<TrafficDriver>>(
         ("host" + std::to_string(n)).c_str()));
@@ -97,7 +97,7 @@ void TrafficDriver::generate() {
     if (m->cookie) {
       ++measured_;
       created_in_window_flits_ += spec_.packet_flits;
-      hops_sum_ += router_hops(topology_, src, m->dst);
+      hops_sum_ += hops_[static_cast<size_t>(src) * platform_.npu_count() + m->dst];
     }
     ++in_flight_;
     platform_.npu(src).nic().send(m, [](hw::Message*) {});

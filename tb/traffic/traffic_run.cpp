@@ -66,11 +66,14 @@ int run_traffic(const TrafficOptions& o, std::ostream& out, std::ostream& err) {
       throw InputError("command line", "--fidelity",
                        "synthetic traffic needs flit or packet fidelity (a packet is the unit "
                        "measured)");
-    // One packet per message: the NIC cuts nothing further.
-    spec.fabric.packet_bytes =
-        static_cast<uint32_t>(opts.spec.packet_flits) * spec.fabric.flit_bytes;
-    if (spec.fabric.packet_bytes > spec.fabric.header_bytes)
-      spec.fabric.packet_bytes -= spec.fabric.header_bytes;
+    // One packet per message, its payload what the flits leave after the header: the NIC cuts
+    // nothing further.
+    const uint64_t wire = static_cast<uint64_t>(opts.spec.packet_flits) * spec.fabric.flit_bytes;
+    if (spec.fabric.header_bytes >= wire)
+      throw InputError("command line", "traffic",
+                       "a packet of " + std::to_string(opts.spec.packet_flits) +
+                           " flits has no room for its payload after the header");
+    spec.fabric.packet_bytes = static_cast<uint32_t>(wire - spec.fabric.header_bytes);
     topology::Topology topology = build_topology(spec);
     std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
     // The driver ends the run with sc_stop(): no "simulation stopped by user" notice.
