@@ -71,7 +71,8 @@ sc_time FabricNode::align(const sc_time& t) const {
   return cycle_ * whole;
 }
 
-sc_time FabricNode::transmit(int port, const TransferExt& unit, const sc_time& depart) {
+FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
+                                          const sc_time& depart) {
   Output& out = outputs_[port];
   const sc_time now = sc_core::sc_time_stamp();
   const sc_time start = std::max(depart, out.link_free);
@@ -85,20 +86,20 @@ sc_time FabricNode::transmit(int port, const TransferExt& unit, const sc_time& d
   TransferExt* ext = transfer(*trans);
   *ext = unit;
   ext->tail_at = end + latency;
-  out.credits[unit.vc] -= static_cast<int>(unit.credits);
+  if (!decoupled()) out.credits[unit.vc] -= static_cast<int>(unit.credits);
   out.link_free = end;
   out.stats.units++;
   out.stats.bytes += unit.wire_bytes;
   out.stats.busy += serialisation(out, unit.wire_bytes);
   if (Probe* p = probe()) {
     p->link_unit(out.link.id, start, start + serialisation(out, unit.wire_bytes), unit);
-    p->link_credits(out.link.id, unit.vc, out.credits[unit.vc]);
+    if (!decoupled()) p->link_credits(out.link.id, unit.vc, out.credits[unit.vc]);
   }
 
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_time delay = start + serialisation(out, head_bytes) + latency - now;
-  (*out.socket)->nb_transport_fw(*trans, phase, delay);
-  return end;
+  if ((*out.socket)->nb_transport_fw(*trans, phase, delay) == tlm::TLM_COMPLETED) trans->release();
+  return {start, end};
 }
 
 void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_time& after) {
@@ -111,7 +112,12 @@ void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_
 tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans,
                                        tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase");
-  transfer(trans)->port = port;
+  TransferExt* unit = transfer(trans);
+  unit->port = port;
+  if (decoupled()) {
+    pass(port, *unit, sc_core::sc_time_stamp() + delay);
+    return tlm::TLM_COMPLETED;
+  }
   arrivals_.notify(trans, phase, delay);
   return tlm::TLM_ACCEPTED;
 }

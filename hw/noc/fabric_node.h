@@ -2,6 +2,13 @@
 // A block with link ports (a router, or an NPU's network interface). It owns the TLM-2.0 plumbing:
 // units leave on an initiator socket with BEGIN_REQ timed at their head's arrival, and come back as
 // END_REQ when the receiver frees the buffer slots: END_REQ is the credit (DESIGN.md decision 2).
+//
+// Message fidelity is temporally decoupled instead (TLM-2.0 loosely-timed style): a message crosses
+// the whole path inside the call that sends it. Each block on the way receives BEGIN_REQ with the
+// head's arrival as its timing annotation, reserves its output link from then on, passes the
+// message on, and completes the transaction at once (TLM_COMPLETED, no credit). No event per hop:
+// the message costs one event at each end. Links serve messages in the order they were sent, not
+// the order they reach the link, and buffers are not modelled (docs/design.md).
 #include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -57,9 +64,18 @@ class FabricNode : public sc_core::sc_module {
     topology::Link link;
   };
 
+  // Where a unit occupies an output link: from `start` (first byte) to `end` (last byte).
+  struct LinkSlot {
+    sc_core::sc_time start;
+    sc_core::sc_time end;
+  };
+
   // Hooks for the derived block.
   virtual void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) = 0;
   virtual void on_credit(int out_port, int vc, int credits) = 0;
+  // Message fidelity: `unit`'s head reaches input `in_port` at `head_at` (>= now); pass it on now.
+  virtual void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) = 0;
+  bool decoupled() const { return params_.fidelity == Fidelity::Message; }
 
   // Serialisation time of `bytes` on an output link.
   sc_core::sc_time serialisation(const Output& out, uint64_t bytes) const {
@@ -73,8 +89,8 @@ class FabricNode : public sc_core::sc_module {
     return out.link_free <= t + cycle_;
   }
   // Puts a unit on output `port`, leaving this block at `depart` (>= now). Copies `unit` into a
-  // fresh pooled payload; returns the time its tail has left (when the link is free again).
-  sc_core::sc_time transmit(int port, const TransferExt& unit, const sc_core::sc_time& depart);
+  // fresh pooled payload; returns when it occupies the link (its end: the link is free again).
+  LinkSlot transmit(int port, const TransferExt& unit, const sc_core::sc_time& depart);
   // Frees the buffer slots `trans` held on input `port`: the credit reaches the sender after
   // `after` plus the credit delay.
   void release(int in_port, tlm::tlm_generic_payload& trans, const sc_core::sc_time& after);

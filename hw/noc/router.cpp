@@ -74,6 +74,19 @@ void Router::on_credit(int, int, int) {
   wake_at(sc_core::sc_time_stamp());
 }
 
+void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
+  // The head pays the whole pipeline, as in an uncontended allocation round; the output link may
+  // still be serialising an earlier message (the wait is reported as stall).
+  const int o = route_port_[unit.message->dst];
+  const sc_time depart =
+      align(head_at) +
+      cycle_ * static_cast<double>(params_.routing_delay_cycles + params_.vc_alloc_delay_cycles +
+                                   params_.sw_alloc_delay_cycles +
+                                   params_.switch_traversal_delay_cycles);
+  const LinkSlot slot = transmit(o, unit, depart);
+  if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;
+}
+
 void Router::wake_at(const sc_time& t) {
   sc_time when = align(t);
   if (wake_pending_ && wake_time_ <= when) return;
@@ -201,7 +214,7 @@ void Router::allocation_round() {
     forwarded.vc = ivc.out_vc;
     forwarded.vc_class = ivc.out_class;
     forwarded.credits = std::min(forwarded.flits, params_.buffer_flits);
-    const sc_time leaves = transmit(o, forwarded, now + pipeline);
+    const sc_time leaves = transmit(o, forwarded, now + pipeline).end;
     in.rr = (v + 1) % params_.vcs;
     // The crossbar input reads one unit at a time: a packet or message holds it while it streams.
     in.busy_until = std::max(now + cycle_, align(now + serialisation(out, unit.unit->wire_bytes)));

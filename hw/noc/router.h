@@ -3,7 +3,8 @@
 // (dimension order on meshes, shorter way on rings), separable round-robin VC and switch
 // allocation, credit flow control, and a delay in cycles for every pipeline stage. Event-driven: it
 // runs an allocation round only at cycles where something can move, and sleeps while it holds
-// nothing.
+// nothing. At message fidelity it only routes: a message passes through within the sender's call
+// (FabricNode), leaving after the pipeline delays once its output link is free.
 #include <deque>
 #include <systemc>
 #include <vector>
@@ -44,6 +45,7 @@ class Router : public FabricNode {
 
   void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) override;
   void on_credit(int out_port, int vc, int credits) override;
+  void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
   void wake_at(const sc_core::sc_time& t);
   void allocation_round();
   bool allocate_vc(int in_port, int vc, InputVc& ivc);

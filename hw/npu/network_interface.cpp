@@ -28,6 +28,10 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
 }
 
 void NetworkInterface::send(Message* message, std::function<void(Message*)> on_sent) {
+  if (decoupled()) {
+    send_whole(message, std::move(on_sent));
+    return;
+  }
   const sc_time now = sc_core::sc_time_stamp();
   Outgoing o;
   o.message = message;
@@ -36,6 +40,22 @@ void NetworkInterface::send(Message* message, std::function<void(Message*)> on_s
   outgoing_.push_back(std::move(o));
   if (Probe* p = probe()) p->nic_queue(message->src, static_cast<int>(outgoing_.size()));
   wake_at(outgoing_.back().eligible);
+}
+
+void NetworkInterface::send_whole(Message* message, std::function<void(Message*)> on_sent) {
+  Outgoing whole;
+  whole.message = message;
+  TransferExt unit;
+  next_unit(whole, unit);
+  const sc_time depart =
+      align(sc_core::sc_time_stamp() + cycle_ * static_cast<double>(params_.endpoint_delay_cycles));
+  unit.vc = 0;
+  unit.credits = 0;
+  unit.tail_at = depart;
+  const LinkSlot slot = transmit(0, unit, depart);
+  message->injected = slot.start;
+  if (slot.start > depart) outputs_[0].stats.stall += slot.start - depart;
+  callbacks_.at(slot.end, [message, done = std::move(on_sent)]() { done(message); });
 }
 
 void NetworkInterface::wake_at(const sc_time& t) {
@@ -132,7 +152,7 @@ void NetworkInterface::inject_round() {
     if (credit_stalled_) out.stats.stall += now - credit_stalled_since_;
     credit_stalled_ = false;
     if (o.packet == 0 && o.flit == 0) o.message->injected = now;
-    sc_time leaves = transmit(0, unit, now);
+    sc_time leaves = transmit(0, unit, now).end;
     // Advance the cursor past the unit just sent.
     if (params_.fidelity == Fidelity::Flit) {
       if (unit.tail) {
@@ -171,10 +191,18 @@ void NetworkInterface::on_credit(int, int, int) {
 }
 
 void NetworkInterface::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) {
+  receive(unit);
+  release(in_port, trans, unit.tail_at);
+}
+
+void NetworkInterface::pass(int, const TransferExt& unit, const sc_time&) {
+  receive(unit);
+}
+
+void NetworkInterface::receive(const TransferExt& unit) {
   Message* m = unit.message;
   m->received_bytes += unit.bytes;
   if (unit.tail_at > m->delivered) m->delivered = unit.tail_at;
-  release(in_port, trans, unit.tail_at);
   if (unit.tail && m->received_bytes == m->bytes) {
     callbacks_.at(m->delivered, [this, m]() {
       if (on_delivered) on_delivered(m);

@@ -2,7 +2,8 @@
 // An NPU's network interface: cuts messages into units for the fidelity in force (flits of packets,
 // packets, or whole messages), injects them with credit flow control, interleaving messages packet
 // by packet over its VCs, and reassembles what arrives. Messages are delivered when their last byte
-// is in.
+// is in. At message fidelity a message is sent whole, within send(): it leaves once the injection
+// link has finished the messages sent before it (FabricNode's temporal decoupling).
 #include <deque>
 #include <functional>
 #include <systemc>
@@ -40,6 +41,10 @@ class NetworkInterface : public FabricNode {
 
   void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) override;
   void on_credit(int out_port, int vc, int credits) override;
+  void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
+  // Counts a unit's payload in; delivers its message when it is complete.
+  void receive(const TransferExt& unit);
+  void send_whole(Message* message, std::function<void(Message*)> on_sent);
   void wake_at(const sc_core::sc_time& t);
   void inject_round();
   // Fills `unit` with the next unit of `o` for the fidelity in force; true when it is the last one.
