@@ -2,6 +2,8 @@
 // formula.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "models/collectives/algorithms.h"
 
 using namespace wafersim::collectives;
@@ -67,25 +69,71 @@ TEST(Collectives, AllGatherAndReduceScatterTraffic) {
 }
 
 TEST(Collectives, RingStepsFollowTheRing) {
-  Plan p = plan(Collective::AllReduce, Algorithm::Ring, 4, 4096);
-  for (int r = 0; r < 4; ++r) {
-    int sends = 0, recvs = 0, reduces = 0;
-    for (const Op& op : p.ranks[r].ops) {
-      if (op.kind == OpKind::Send) {
-        EXPECT_EQ(op.peer, (r + 1) % 4);
-        EXPECT_EQ(op.bytes, 1024u);
-        ++sends;
+  // 4096 bytes: rotational plan (one rank's ops); 4098: one plan per rank, blocks of 1,024 or
+  // 1,025.
+  for (uint64_t bytes : {4096u, 4098u}) {
+    Plan p = plan(Collective::AllReduce, Algorithm::Ring, 4, bytes);
+    EXPECT_EQ(p.rotation, bytes == 4096 ? 4 : 0);
+    for (int r = 0; r < 4; ++r) {
+      int sends = 0, recvs = 0, reduces = 0;
+      uint64_t sent = 0;
+      for (const Op& op : p.of(r).ops) {
+        if (op.kind == OpKind::Send) {
+          EXPECT_EQ(p.peer_of(r, op), (r + 1) % 4);
+          EXPECT_GE(op.bytes, 1024u);
+          EXPECT_LE(op.bytes, 1025u);
+          sent += op.bytes;
+          ++sends;
+        }
+        if (op.kind == OpKind::Recv) {
+          EXPECT_EQ(p.peer_of(r, op), (r + 3) % 4);
+          ++recvs;
+        }
+        reduces += op.kind == OpKind::Reduce;
       }
-      if (op.kind == OpKind::Recv) {
-        EXPECT_EQ(op.peer, (r + 3) % 4);
-        ++recvs;
-      }
-      reduces += op.kind == OpKind::Reduce;
+      EXPECT_EQ(sends, 6);  // 2(n-1) steps
+      EXPECT_EQ(recvs, 6);
+      EXPECT_EQ(reduces, 3);  // the reduce-scatter half
+      EXPECT_GE(sent, 6 * 1024u);
     }
-    EXPECT_EQ(sends, 6);  // 2(n-1) steps
-    EXPECT_EQ(recvs, 6);
-    EXPECT_EQ(reduces, 3);  // the reduce-scatter half
   }
+}
+
+TEST(Collectives, RingPlansOnEvenSizesHoldOneRank) {
+  // The 1,024-NPU all-reduce of 1 GiB: one rank's 2 x 1,023 steps stand for all ranks.
+  Plan p = plan(Collective::AllReduce, Algorithm::Ring, 1024, 1ull << 30);
+  EXPECT_EQ(p.rotation, 1024);
+  ASSERT_EQ(p.ranks.size(), 1u);
+  EXPECT_EQ(p.size(), 1024);
+  EXPECT_EQ(p.bytes_sent(), 2ull * 1023 * (1ull << 30));
+  EXPECT_EQ(p.peer_of(1023, p.of(1023).ops[0]), 0) << "the last rank sends to the first";
+  // Children are the reverse of dependencies.
+  const RankPlan& rp = p.of(0);
+  size_t edges = 0;
+  for (uint32_t k = 0; k < rp.ops.size(); ++k)
+    for (uint32_t child : rp.children(k)) {
+      const DepRange deps = rp.deps(child);
+      EXPECT_NE(std::find(deps.begin(), deps.end(), k), deps.end());
+      ++edges;
+    }
+  EXPECT_EQ(edges, rp.dep_list.size());
+  // Halving-doubling, broadcast, and uneven blocks keep one plan per rank.
+  EXPECT_EQ(plan(Collective::AllReduce, Algorithm::HalvingDoubling, 8, 1 << 20).rotation, 0);
+  EXPECT_EQ(plan(Collective::Broadcast, Algorithm::Ring, 8, 1 << 20).rotation, 0);
+  EXPECT_EQ(plan(Collective::AllReduce, Algorithm::Ring, 8, (1 << 20) + 1).rotation, 0);
+  EXPECT_EQ(plan(Collective::AllReduce, Algorithm::Ring, 8, 1 << 20, 3).rotation, 0)
+      << "3 chunks of 2^20 bytes are not all multiples of 8";
+}
+
+TEST(Collectives, ValidationChecksRotationalPlans) {
+  Plan p = plan(Collective::AllReduce, Algorithm::Ring, 4, 4096);
+  ASSERT_EQ(p.rotation, 4);
+  for (Op& op : p.ranks[0].ops)
+    if (op.kind == OpKind::Recv) {
+      op.tag += 1000;  // no rank sends with this tag
+      break;
+    }
+  EXPECT_THROW(p.validate(), std::logic_error);
 }
 
 TEST(Collectives, ActiveChunksGateLaterChunks) {
@@ -119,16 +167,16 @@ TEST(Collectives, UnsupportedCombinationsAreRefused) {
 }
 
 TEST(Collectives, ValidationCatchesUnmatchedSends) {
-  Plan p = plan(Collective::AllReduce, Algorithm::Ring, 3, 300);
+  Plan p = plan(Collective::AllReduce, Algorithm::Ring, 3, 301);  // uneven: a plan per rank
   p.ranks[1].add({OpKind::Send, 2, 10, 999}, {});
   EXPECT_THROW(p.validate(), std::logic_error);
 }
 
 TEST(Collectives, ValidationCatchesOrphanReceivesAndSizeMismatches) {
-  Plan orphan = plan(Collective::AllReduce, Algorithm::Ring, 3, 300);
+  Plan orphan = plan(Collective::AllReduce, Algorithm::Ring, 3, 301);
   orphan.ranks[2].add({OpKind::Recv, 0, 10, 999}, {});
   EXPECT_THROW(orphan.validate(), std::logic_error);
-  Plan sizes = plan(Collective::AllReduce, Algorithm::Ring, 3, 300);
+  Plan sizes = plan(Collective::AllReduce, Algorithm::Ring, 3, 301);
   for (Op& op : sizes.ranks[1].ops)
     if (op.kind == OpKind::Recv) {
       op.bytes += 1;

@@ -61,7 +61,8 @@ int mod(int a, int n) {
 }
 
 // Appends ops to one chunk of a plan; tags are offset per chunk so chunks never cross-match. An op
-// written without dependencies waits for its rank's gate, when it has one (active chunks).
+// written without dependencies waits for its rank's gate, when it has one (active chunks). Ranks
+// the plan does not hold (all but position 0 of a rotational plan) are skipped.
 class ChunkWriter {
  public:
   ChunkWriter(Plan& plan, uint32_t tag_base, const std::vector<int64_t>& gates)
@@ -78,9 +79,11 @@ class ChunkWriter {
   uint32_t reduce(int rank, uint64_t bytes, std::vector<uint32_t> deps) {
     return add(rank, {OpKind::Reduce, -1, bytes, 0}, std::move(deps));
   }
+  bool holds(int rank) const { return rank < static_cast<int>(plan_.ranks.size()); }
 
  private:
   uint32_t add(int rank, Op op, std::vector<uint32_t> deps) {
+    if (!holds(rank)) return 0;
     if (deps.empty() && gates_[rank] >= 0) deps.push_back(static_cast<uint32_t>(gates_[rank]));
     return plan_.ranks[rank].add(op, deps);
   }
@@ -104,7 +107,7 @@ std::vector<uint32_t> after(int64_t op) {
 // Reduce-scatter around the ring; returns per rank the index of its last reduce.
 std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint64_t bytes, uint32_t step0) {
   std::vector<int64_t> last(n, -1);
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n && w.holds(i); ++i) {
     int64_t prev = -1;
     for (int k = 0; k < n - 1; ++k) {
       w.send(i, mod(i + 1, n), part(bytes, n, mod(i - k, n)), step0 + k, after(prev));
@@ -120,7 +123,7 @@ std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint64_t bytes, 
 // All-gather around the ring of `n` blocks, block j of size part(total, n, j).
 void ring_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step0,
                      const std::vector<int64_t>& start) {
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n && w.holds(i); ++i) {
     int64_t prev = start.empty() ? -1 : start[i];
     for (int k = 0; k < n - 1; ++k) {
       w.send(i, mod(i + 1, n), part(total, n, mod(i + 1 - k, n)), step0 + k, after(prev));
@@ -302,7 +305,7 @@ void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_
     case Collective::AllToAll:
       switch (q.algorithm) {
         case Algorithm::Ring:  // one peer at a time, at growing distance
-          for (int i = 0; i < n; ++i) {
+          for (int i = 0; i < n && w.holds(i); ++i) {
             int64_t prev = -1, prev_recv = -1;
             for (int k = 1; k < n; ++k) {
               prev = w.send(i, mod(i + k, n), part(bytes, n, mod(i + k, n)), k, after(prev));
@@ -365,6 +368,25 @@ bool power_of_two(int n) {
   return n > 0 && (n & (n - 1)) == 0;
 }
 
+// Whether every rank runs position 0's plan shifted by its position: the ring algorithms (their
+// peers are the next and previous ranks, or a fixed distance away) when every block of every chunk
+// has the same size.
+bool rotational(const CollectiveRequest& q, int splits) {
+  if (q.algorithm != Algorithm::Ring) return false;
+  switch (q.collective) {
+    case Collective::AllGather:  // each rank's block is comm_size
+      return true;
+    case Collective::AllReduce:
+    case Collective::ReduceScatter:
+    case Collective::AllToAll:
+      for (int c = 0; c < splits; ++c)
+        if (part(q.bytes, splits, c) % static_cast<uint64_t>(q.ranks) != 0) return false;
+      return true;
+    default:  // broadcast and reduce depend on the root
+      return false;
+  }
+}
+
 }  // namespace
 
 Plan build_plan(const CollectiveRequest& q) {
@@ -383,11 +405,16 @@ Plan build_plan(const CollectiveRequest& q) {
   if (q.ranks == 1) return plan;  // nothing to exchange
 
   const int splits = static_cast<int>(std::min<uint64_t>(q.splits, q.bytes));
-  std::vector<std::vector<uint32_t>> chunk_end(q.ranks);  // per rank: the Nop closing each chunk
+  if (rotational(q, splits)) {
+    plan.ranks.resize(1);
+    plan.rotation = q.ranks;
+  }
+  const int held = static_cast<int>(plan.ranks.size());
+  std::vector<std::vector<uint32_t>> chunk_end(held);  // per rank: the Nop closing each chunk
   std::vector<int64_t> gates(q.ranks, -1);
   for (int c = 0; c < splits; ++c) {
-    std::vector<size_t> first(q.ranks);
-    for (int r = 0; r < q.ranks; ++r) {
+    std::vector<size_t> first(held);
+    for (int r = 0; r < held; ++r) {
       first[r] = plan.ranks[r].ops.size();
       // At most `active_chunks` chunks in flight: this chunk starts when chunk c - A has ended.
       gates[r] = q.active_chunks > 0 && c >= q.active_chunks
@@ -395,7 +422,7 @@ Plan build_plan(const CollectiveRequest& q) {
                      : int64_t{-1};
     }
     build_chunk(q, plan, part(q.bytes, splits, c), static_cast<uint32_t>(c) << 16, gates);
-    for (int r = 0; r < q.ranks; ++r) {
+    for (int r = 0; r < held; ++r) {
       RankPlan& rp = plan.ranks[r];
       // The chunk ends when its sinks (ops nothing else in the chunk waits for) have finished.
       std::vector<bool> waited_on(rp.ops.size() - first[r], false);
@@ -408,7 +435,7 @@ Plan build_plan(const CollectiveRequest& q) {
       chunk_end[r].push_back(rp.add({OpKind::Nop, -1, 0, 0}, sinks));
     }
   }
-  plan.validate();
+  plan.finish();
   return plan;
 }
 

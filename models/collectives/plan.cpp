@@ -22,6 +22,9 @@ const char* to_string(OpKind kind) {
 }
 
 uint32_t RankPlan::add(Op op, const std::vector<uint32_t>& deps) {
+  if (deps.size() > kMaxDeps)
+    throw std::invalid_argument("a plan op may wait on at most " + std::to_string(kMaxDeps) +
+                                " others, got " + std::to_string(deps.size()));
   op.first_dep = static_cast<uint32_t>(dep_list.size());
   op.dep_count = static_cast<uint32_t>(deps.size());
   dep_list.insert(dep_list.end(), deps.begin(), deps.end());
@@ -34,7 +37,21 @@ uint64_t Plan::bytes_sent() const {
   for (const auto& r : ranks)
     for (const auto& op : r.ops)
       if (op.kind == OpKind::Send) total += op.bytes;
-  return total;
+  return rotation > 0 ? total * static_cast<uint64_t>(rotation) : total;
+}
+
+void Plan::finish() {
+  validate();
+  for (RankPlan& rp : ranks) {
+    const uint32_t n = static_cast<uint32_t>(rp.ops.size());
+    rp.child_offsets.assign(n + 1, 0);
+    for (uint32_t d : rp.dep_list) rp.child_offsets[d + 1]++;
+    for (uint32_t k = 0; k < n; ++k) rp.child_offsets[k + 1] += rp.child_offsets[k];
+    rp.child_list.resize(rp.child_offsets.back());
+    std::vector<uint32_t> fill(rp.child_offsets.begin(), rp.child_offsets.end() - 1);
+    for (uint32_t k = 0; k < n; ++k)
+      for (uint32_t d : rp.deps(k)) rp.child_list[fill[d]++] = k;
+  }
 }
 
 void Plan::validate() const {
@@ -52,9 +69,11 @@ void Plan::validate() const {
       return std::to_string(from) + "->" + std::to_string(to) + " tag " + std::to_string(tag);
     }
   };
+  // A rotational plan's position 0 stands for all: its send to p must meet position p's receive
+  // from 0, which is position 0's receive from n - p, shifted by p.
   std::vector<Transfer> sends, recvs;
   const int n = size();
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
     const auto& ops = ranks[r].ops;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
@@ -69,6 +88,8 @@ void Plan::validate() const {
                                  " has invalid peer " + std::to_string(op.peer));
         if (op.kind == OpKind::Send)
           sends.push_back({r, op.peer, op.tag, op.bytes});
+        else if (rotation > 0)
+          recvs.push_back({0, (n - op.peer) % n, op.tag, op.bytes});
         else
           recvs.push_back({op.peer, r, op.tag, op.bytes});
       }

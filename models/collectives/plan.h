@@ -37,22 +37,42 @@ struct DepRange {
 struct RankPlan {
   std::vector<Op> ops;
   std::vector<uint32_t> dep_list;
+  // The dependents of each op (the reverse of the dependencies, CSR), made by Plan::finish(): the
+  // replay releases them when the op completes.
+  std::vector<uint32_t> child_offsets, child_list;
 
-  // Appends an op with its dependencies; returns its index.
+  // Appends an op with its dependencies (at most kMaxDeps); returns its index.
   uint32_t add(Op op, const std::vector<uint32_t>& deps);
   DepRange deps(uint32_t op) const {
     const uint32_t* base = dep_list.data() + ops[op].first_dep;
     return {base, base + ops[op].dep_count};
   }
+  DepRange children(uint32_t op) const {
+    const uint32_t* base = child_list.data();
+    return {base + child_offsets[op], base + child_offsets[op + 1]};
+  }
+  // Runs count an op's unfinished dependencies in 16 bits (1,000-rank plans hold millions of ops).
+  static constexpr uint32_t kMaxDeps = 65535;
 };
 
 struct Plan {
   std::string algorithm;
-  std::vector<RankPlan> ranks;  // index = position in the communicator
+  // One plan per position in the communicator; or, when `rotation` is set, position 0's plan
+  // alone, which every position p runs with its peers shifted by p. Ring algorithms on sizes that
+  // divide evenly are rotational: a 1,024-rank all-reduce then holds one rank's ops, not 1,024.
+  std::vector<RankPlan> ranks;
+  int rotation = 0;  // communicator size of a rotational plan; 0 = one plan per position
 
-  int size() const { return static_cast<int>(ranks.size()); }
+  int size() const { return rotation > 0 ? rotation : static_cast<int>(ranks.size()); }
+  // The ops position `p` runs, and the position its op `op` exchanges with.
+  const RankPlan& of(int p) const { return rotation > 0 ? ranks[0] : ranks[p]; }
+  int peer_of(int p, const Op& op) const {
+    return rotation > 0 ? (p + op.peer) % rotation : op.peer;
+  }
   // Total bytes sent by all ranks (for traffic accounting and tests).
   uint64_t bytes_sent() const;
+  // Validates the plan, then fills every RankPlan's children.
+  void finish();
   // Checks the plan is executable: deps point backwards inside the rank, every Send has exactly one
   // Recv with the same (sender, receiver, tag) and size. Throws std::logic_error describing the
   // first problem.

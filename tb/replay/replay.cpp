@@ -63,18 +63,24 @@ struct Replay::RankState {
   sc_time last, compute, comm, exposed, finish;
 };
 
+// One rank's part in one collective: its plan ops and how far they are. Per op it keeps only a
+// count of unfinished dependencies and a state (3 bytes); the ops and their dependents live in the
+// shared plan.
 struct Replay::CollectiveRun {
   int rank = 0;
+  int position = 0;  // in the communicator
   size_t node = 0;
   const std::vector<int>* members = nullptr;
   std::shared_ptr<const collectives::Plan> plan;
   const collectives::RankPlan* ops = nullptr;
   uint64_t instance = 0;
-  std::vector<uint32_t> child_offsets, child_list;  // CSR: dependents of each op
-  std::vector<uint32_t> missing;
+  std::vector<uint16_t> missing;
   std::vector<uint8_t> state;
   size_t remaining = 0;
   size_t result = 0;
+
+  // The rank that op `k` sends to or receives from.
+  int peer_rank(uint32_t k) const { return (*members)[plan->peer_of(position, ops->ops[k])]; }
 };
 
 struct Replay::Command {
@@ -335,23 +341,15 @@ void Replay::issue(int rank, size_t i) {
       run->node = i;
       run->members = members;
       run->plan = plan;
-      int position =
+      run->position =
           static_cast<int>(std::find(members->begin(), members->end(), rank) - members->begin());
-      run->ops = &plan->ranks[position];
+      run->ops = &plan->of(run->position);
       run->instance = instance_of(node.pg_name, r.sequence[i]);
       const auto& ops = run->ops->ops;
-      run->missing.assign(ops.size(), 0);
+      run->missing.resize(ops.size());
       run->state.assign(ops.size(), kWaiting);
-      run->child_offsets.assign(ops.size() + 1, 0);
-      for (const auto& op : ops)
-        for (uint32_t d : run->ops->deps(static_cast<uint32_t>(&op - ops.data())))
-          run->child_offsets[d + 1]++;
-      for (size_t k = 0; k < ops.size(); ++k) run->child_offsets[k + 1] += run->child_offsets[k];
-      run->child_list.resize(run->child_offsets.back());
-      std::vector<uint32_t> fill(run->child_offsets.begin(), run->child_offsets.end() - 1);
       for (uint32_t k = 0; k < ops.size(); ++k)
-        for (uint32_t d : run->ops->deps(k)) run->child_list[fill[d]++] = k;
-      for (uint32_t k = 0; k < ops.size(); ++k) run->missing[k] = ops[k].dep_count;
+        run->missing[k] = static_cast<uint16_t>(ops[k].dep_count);
       run->remaining = ops.size();
       if (run->instance >= collective_results_.size())
         collective_results_.resize(run->instance + 1);
@@ -406,7 +404,7 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
       c->ext.kind = hw::CommandKind::Reduce;
       break;
   }
-  if (op.peer >= 0) c->ext.peer = (*run.members)[op.peer];
+  if (op.peer >= 0) c->ext.peer = run.peer_rank(k);
   send_command(run.rank, c);
 }
 
@@ -442,10 +440,8 @@ void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
   if (k != UINT32_MAX) {
     run.state[k] = kDone;
     run.remaining--;
-    for (uint32_t e = run.child_offsets[k]; e < run.child_offsets[k + 1]; ++e) {
-      uint32_t child = run.child_list[e];
+    for (uint32_t child : run.ops->children(k))
       if (--run.missing[child] == 0) work_.push_back({run.rank, run.node, &run, child});
-    }
   }
   if (run.remaining > 0) return;
   CollectiveResult& res = collective_results_[run.result];
@@ -544,9 +540,8 @@ std::string Replay::stall_report() const {
           for (size_t k = 0; k < run.state.size(); ++k)
             if (run.state[k] == kIssued && run.ops->ops[k].kind == collectives::OpKind::Recv) {
               if (pending_recvs++ < 3)
-                out << "\n    waits for a message from rank "
-                    << (*run.members)[run.ops->ops[k].peer] << " (plan step tag "
-                    << run.ops->ops[k].tag << ")";
+                out << "\n    waits for a message from rank " << run.peer_rank(k)
+                    << " (plan step tag " << run.ops->ops[k].tag << ")";
             }
           if (pending_recvs > 3) out << "\n    ... and " << pending_recvs - 3 << " more receives";
           out << "\n    " << run.remaining << " of " << run.state.size() << " plan ops unfinished";
