@@ -33,12 +33,11 @@ Fidelity fidelity_from_string(const std::string& text) {
 FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
                        const std::vector<topology::Link>& inputs,
                        const std::vector<topology::Link>& outputs)
-    : sc_module(name),
-      params_(params),
-      cycle_(1.0 / params.clock_ghz, SC_NS),
-      pool_(pool),
-      arrivals_(this, &FabricNode::arrival_due),
-      credits_(this, &FabricNode::credit_due) {
+    : sc_module(name), params_(params), cycle_(1.0 / params.clock_ghz, SC_NS), pool_(pool) {
+  if (!decoupled()) {
+    arrivals_ = std::make_unique<Queue>(this, &FabricNode::arrival_due);
+    credits_ = std::make_unique<Queue>(this, &FabricNode::credit_due);
+  }
   for (const auto& l : inputs) add_input(l);
   for (const auto& l : outputs) add_output(l);
 }
@@ -53,6 +52,10 @@ void FabricNode::add_output(const topology::Link& link) {
   out.credits.assign(params_.vcs, static_cast<int>(params_.buffer_flits));
   out.owner.assign(params_.vcs, -1);
   outputs_.push_back(std::move(out));
+}
+
+void FabricNode::end_of_elaboration() {
+  for (Output& out : outputs_) out.forward = out.socket->operator->();
 }
 
 void FabricNode::add_input(const topology::Link& link) {
@@ -98,7 +101,7 @@ FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
 
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_time delay = start + serialisation(out, head_bytes) + latency - now;
-  if ((*out.socket)->nb_transport_fw(*trans, phase, delay) == tlm::TLM_COMPLETED) trans->release();
+  if (out.forward->nb_transport_fw(*trans, phase, delay) == tlm::TLM_COMPLETED) trans->release();
   return {start, end};
 }
 
@@ -118,15 +121,16 @@ tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans
     pass(port, *unit, sc_core::sc_time_stamp() + delay);
     return tlm::TLM_COMPLETED;
   }
-  arrivals_.notify(trans, phase, delay);
+  arrivals_->notify(trans, phase, delay);
   return tlm::TLM_ACCEPTED;
 }
 
 tlm::tlm_sync_enum FabricNode::backward(int port, tlm::tlm_generic_payload& trans,
                                         tlm::tlm_phase& phase, sc_time& delay) {
-  if (phase != tlm::END_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase");
+  if (phase != tlm::END_REQ || !credits_)
+    throw std::logic_error(std::string(name()) + ": unexpected phase");
   transfer(trans)->port = port;
-  credits_.notify(trans, phase, delay);
+  credits_->notify(trans, phase, delay);
   return tlm::TLM_ACCEPTED;
 }
 

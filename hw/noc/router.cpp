@@ -42,12 +42,16 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, Payload
   in_.resize(inputs_.size());
   for (auto& in : in_) in.vcs.resize(params_.vcs);
   requests_.resize(outputs_.size());
-  route_port_.assign(topology_.npu_count(), -1);
+  if (output_count() > std::numeric_limits<uint16_t>::max())
+    throw std::invalid_argument(std::string(basename()) + ": more than 65,535 ports");
+  route_port_.resize(topology_.npu_count());
   for (int d = 0; d < topology_.npu_count(); ++d) {
     int link = topology_.next_link(node_, d);
+    int port = -1;
     for (int p = 0; p < output_count(); ++p)
-      if (outputs_[p].link.id == link) route_port_[d] = p;
-    if (route_port_[d] < 0)
+      if (outputs_[p].link.id == link) port = p;
+    route_port_[d] = static_cast<uint16_t>(port);
+    if (port < 0)
       throw std::logic_error(std::string(basename()) + ": no output port towards npu" +
                              std::to_string(d));
   }

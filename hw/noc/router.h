@@ -53,7 +53,7 @@ class Router : public FabricNode {
   const topology::Topology& topology_;
   const int node_;
   std::vector<InputState> in_;
-  std::vector<int> route_port_;  // destination rank -> output port
+  std::vector<uint16_t> route_port_;  // destination rank -> output port (2 bytes: 1,024 routers)
   // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
   std::vector<std::vector<std::pair<int, int>>> requests_;
   std::vector<int> requested_;  // outputs with at least one request this round

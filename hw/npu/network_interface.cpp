@@ -27,22 +27,27 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
   dont_initialize();
 }
 
-void NetworkInterface::send(Message* message, std::function<void(Message*)> on_sent) {
+void NetworkInterface::send(Message* message) {
   if (decoupled()) {
-    send_whole(message, std::move(on_sent));
+    send_whole(message);
     return;
   }
   const sc_time now = sc_core::sc_time_stamp();
   Outgoing o;
   o.message = message;
-  o.on_sent = std::move(on_sent);
   o.eligible = now + cycle_ * static_cast<double>(params_.endpoint_delay_cycles);
   outgoing_.push_back(std::move(o));
   if (Probe* p = probe()) p->nic_queue(message->src, static_cast<int>(outgoing_.size()));
   wake_at(outgoing_.back().eligible);
 }
 
-void NetworkInterface::send_whole(Message* message, std::function<void(Message*)> on_sent) {
+void NetworkInterface::sent(Message* message, const sc_time& at) {
+  callbacks_.at(at, [this, message]() {
+    if (on_sent) on_sent(message);
+  });
+}
+
+void NetworkInterface::send_whole(Message* message) {
   Outgoing whole;
   whole.message = message;
   TransferExt unit;
@@ -55,7 +60,7 @@ void NetworkInterface::send_whole(Message* message, std::function<void(Message*)
   const LinkSlot slot = transmit(0, unit, depart);
   message->injected = slot.start;
   if (slot.start > depart) outputs_[0].stats.stall += slot.start - depart;
-  callbacks_.at(slot.end, [message, done = std::move(on_sent)]() { done(message); });
+  sent(message, slot.end);
 }
 
 void NetworkInterface::wake_at(const sc_time& t) {
@@ -172,10 +177,9 @@ void NetworkInterface::inject_round() {
     }
     if (last) {
       Message* m = o.message;
-      auto done = std::move(o.on_sent);
       outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
       if (Probe* p = probe()) p->nic_queue(m->src, static_cast<int>(outgoing_.size()));
-      callbacks_.at(leaves, [m, done = std::move(done)]() { done(m); });
+      sent(m, leaves);
       rr_ = outgoing_.empty() ? 0 : idx % outgoing_.size();
     } else {
       rr_ = (idx + 1) % n;

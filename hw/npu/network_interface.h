@@ -21,9 +21,10 @@ class NetworkInterface : public FabricNode {
                    CallbackQueue& callbacks, const topology::Link& from_network,
                    const topology::Link& to_network);
 
-  // Queues a message; `on_sent` runs when its last unit has left, `on_delivered` (set once per NIC,
-  // on the receiving side) when it has fully arrived.
-  void send(Message* message, std::function<void(Message*)> on_sent);
+  // Queues a message. `on_sent` runs when its last unit has left; on the receiving side,
+  // `on_delivered` when it has fully arrived (each set once per NIC, or left empty).
+  void send(Message* message);
+  std::function<void(Message*)> on_sent;
   std::function<void(Message*)> on_delivered;
 
   size_t queued_messages() const { return outgoing_.size(); }
@@ -31,7 +32,6 @@ class NetworkInterface : public FabricNode {
  private:
   struct Outgoing {
     Message* message;
-    std::function<void(Message*)> on_sent;
     sc_core::sc_time eligible;
     uint64_t sent_bytes = 0;  // payload bytes of completed packets
     uint64_t packet = 0;
@@ -44,7 +44,8 @@ class NetworkInterface : public FabricNode {
   void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
   // Counts a unit's payload in; delivers its message when it is complete.
   void receive(const TransferExt& unit);
-  void send_whole(Message* message, std::function<void(Message*)> on_sent);
+  void send_whole(Message* message);
+  void sent(Message* message, const sc_core::sc_time& at);
   void wake_at(const sc_core::sc_time& t);
   void inject_round();
   // Fills `unit` with the next unit of `o` for the fidelity in force; true when it is the last one.

@@ -11,23 +11,25 @@ using sc_core::SC_NS;
 using sc_core::sc_time;
 
 Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
-         const FabricParams& fabric, PayloadPool& pool, const topology::Link& from_network,
-         const topology::Link& to_network)
+         const FabricParams& fabric, PayloadPool& pool, CallbackQueue& callbacks,
+         const topology::Link& from_network, const topology::Link& to_network)
     : sc_module(name),
       cmd("cmd"),
       rank_(rank),
       params_(params),
       cycle_(1.0 / params.clock_ghz, SC_NS),
-      callbacks_("callbacks") {
+      callbacks_(callbacks) {
   nic_ =
       std::make_unique<NetworkInterface>("nic", fabric, pool, callbacks_, from_network, to_network);
   nic_->on_delivered = [this](Message* m) { delivered(m); };
+  nic_->on_sent = [this](Message* m) {
+    complete(*reinterpret_cast<tlm::tlm_generic_payload*>(m->cookie));
+  };
   cmd.register_nb_transport_fw(this, &Npu::command);
 }
 
 Npu::~Npu() {
-  for (auto& [key, queue] : mailbox_)
-    for (Message* m : queue) delete m;
+  mailbox_.for_each([](const MatchKey&, Message* m) { delete m; });
 }
 
 sc_time Npu::cycles_for(double ns) const {
@@ -85,22 +87,19 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
       m->bytes = c->bytes;
       m->tag = c->tag;
       m->created = sc_core::sc_time_stamp();
+      m->cookie = reinterpret_cast<uint64_t>(&trans);
       stats_.messages_sent++;
       stats_.bytes_sent += c->bytes;
-      nic_->send(m, [this, &trans](Message*) { complete(trans); });
+      nic_->send(m);
       return;
     }
     case CommandKind::Recv: {
-      Key key{c->peer, c->tag};
-      auto it = mailbox_.find(key);
-      if (it != mailbox_.end()) {
-        Message* m = it->second.front();
-        it->second.pop_front();
-        if (it->second.empty()) mailbox_.erase(it);
+      const MatchKey key{c->peer, c->tag};
+      Message* m;
+      if (mailbox_.pop(key, m))
         match(trans, m);
-      } else {
-        posted_[key].push_back(&trans);
-      }
+      else
+        posted_.push(key, &trans);
       return;
     }
   }
@@ -108,16 +107,12 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
 
 void Npu::delivered(Message* m) {
   stats_.messages_received++;
-  Key key{m->src, m->tag};
-  auto it = posted_.find(key);
-  if (it != posted_.end()) {
-    tlm::tlm_generic_payload* trans = it->second.front();
-    it->second.pop_front();
-    if (it->second.empty()) posted_.erase(it);
+  const MatchKey key{m->src, m->tag};
+  tlm::tlm_generic_payload* trans;
+  if (posted_.pop(key, trans))
     match(*trans, m);
-  } else {
-    mailbox_[key].push_back(m);
-  }
+  else
+    mailbox_.push(key, m);
 }
 
 void Npu::match(tlm::tlm_generic_payload& trans, Message* m) {
@@ -139,8 +134,9 @@ void Npu::complete(tlm::tlm_generic_payload& trans, tlm::tlm_response_status sta
 
 std::vector<std::pair<int, uint64_t>> Npu::waiting_receives() const {
   std::vector<std::pair<int, uint64_t>> out;
-  for (const auto& [key, queue] : posted_)
-    for (size_t i = 0; i < queue.size(); ++i) out.push_back({key.src, key.tag});
+  posted_.for_each([&](const MatchKey& key, tlm::tlm_generic_payload*) {
+    out.push_back({key.src, key.tag});
+  });
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -5,11 +5,10 @@
 // with BEGIN_RESP on the backward path.
 #include <tlm_utils/simple_target_socket.h>
 
-#include <deque>
 #include <memory>
 #include <systemc>
-#include <unordered_map>
 
+#include "hw/npu/match_queues.h"
 #include "hw/npu/network_interface.h"
 #include "hw/proto/callback_queue.h"
 
@@ -57,8 +56,11 @@ class Npu : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Npu> cmd;
 
+  // `callbacks`: the platform's timed completions, shared by all NPUs (one SystemC event per
+  // simulated instant however many NPUs finish something then).
   Npu(sc_core::sc_module_name name, int rank, const NpuParams& params, const FabricParams& fabric,
-      PayloadPool& pool, const topology::Link& from_network, const topology::Link& to_network);
+      PayloadPool& pool, CallbackQueue& callbacks, const topology::Link& from_network,
+      const topology::Link& to_network);
   ~Npu() override;
 
   NetworkInterface& nic() { return *nic_; }
@@ -66,19 +68,9 @@ class Npu : public sc_core::sc_module {
   int rank() const { return rank_; }
   // Receives posted and not yet matched, as (source rank, tag): for deadlock reports.
   std::vector<std::pair<int, uint64_t>> waiting_receives() const;
-  size_t unmatched_messages() const { return mailbox_.size(); }
+  size_t unmatched_messages() const { return mailbox_.keys(); }
 
  private:
-  struct Key {
-    int src;
-    uint64_t tag;
-    bool operator==(const Key& o) const { return src == o.src && tag == o.tag; }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<uint64_t>()(k.tag * 1000003u + static_cast<uint64_t>(k.src));
-    }
-  };
   // A serial engine: one command at a time, in arrival order.
   struct Engine {
     sc_core::sc_time free_at;
@@ -98,13 +90,13 @@ class Npu : public sc_core::sc_module {
   const int rank_;
   const NpuParams params_;
   const sc_core::sc_time cycle_;
-  CallbackQueue callbacks_;
+  CallbackQueue& callbacks_;
   std::unique_ptr<NetworkInterface> nic_;
   Engine compute_, reduce_, memory_;
   NpuStats stats_;
   uint64_t next_message_id_ = 0;
-  std::unordered_map<Key, std::deque<Message*>, KeyHash> mailbox_;  // arrived, unclaimed
-  std::unordered_map<Key, std::deque<tlm::tlm_generic_payload*>, KeyHash> posted_;  // recvs waiting
+  MatchQueues<Message*> mailbox_;                  // arrived, unclaimed
+  MatchQueues<tlm::tlm_generic_payload*> posted_;  // receives waiting
 };
 
 }  // namespace wafersim::hw

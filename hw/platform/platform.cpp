@@ -7,7 +7,7 @@ namespace wafersim::hw {
 
 Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topology,
                    const FabricParams& fabric, const NpuParams& npu)
-    : sc_module(name), topology_(topology), fabric_(fabric) {
+    : sc_module(name), topology_(topology), fabric_(fabric), callbacks_("callbacks") {
   if (topology.needs_dateline_classes()) {
     if (fabric_.vcs < 2)
       throw std::invalid_argument(
@@ -22,8 +22,9 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
       const auto& out = topology.out_links(node.id);
       if (in.size() != 1 || out.size() != 1)
         throw std::logic_error(node.name + " needs exactly one link in each direction");
-      npus_[node.rank] = std::make_unique<Npu>(node.name.c_str(), node.rank, npu, fabric_, pool_,
-                                               topology.links()[in[0]], topology.links()[out[0]]);
+      npus_[node.rank] =
+          std::make_unique<Npu>(node.name.c_str(), node.rank, npu, fabric_, pool_, callbacks_,
+                                topology.links()[in[0]], topology.links()[out[0]]);
       block[node.id] = &npus_[node.rank]->nic();
     } else {
       routers_.push_back(

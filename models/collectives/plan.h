@@ -51,8 +51,8 @@ struct RankPlan {
     const uint32_t* base = child_list.data();
     return {base + child_offsets[op], base + child_offsets[op + 1]};
   }
-  // Runs count an op's unfinished dependencies in 16 bits (1,000-rank plans hold millions of ops).
-  static constexpr uint32_t kMaxDeps = 65535;
+  // Runs count an op's unfinished dependencies in 15 bits (1,000-rank plans run millions of ops).
+  static constexpr uint32_t kMaxDeps = 32767;
 };
 
 struct Plan {

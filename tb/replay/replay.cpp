@@ -18,6 +18,9 @@ using sc_core::SC_ZERO_TIME;
 
 namespace {
 enum : uint8_t { kWaiting = 0, kIssued = 1, kDone = 2 };
+// A plan op's progress in 16 bits: its unfinished dependencies while it waits, then one of these.
+constexpr uint16_t kOpIssued = 0x8000, kOpDone = 0xffff;
+static_assert(wafersim::collectives::RankPlan::kMaxDeps < kOpIssued, "dependency counts fit");
 constexpr uint64_t kPointToPointTag = 1ull << 63;
 
 // The timeline lane a node belongs to.
@@ -63,9 +66,8 @@ struct Replay::RankState {
   sc_time last, compute, comm, exposed, finish;
 };
 
-// One rank's part in one collective: its plan ops and how far they are. Per op it keeps only a
-// count of unfinished dependencies and a state (3 bytes); the ops and their dependents live in the
-// shared plan.
+// One rank's part in one collective: its plan ops and how far they are. Per op it keeps only its
+// progress (2 bytes); the ops and their dependents live in the shared plan.
 struct Replay::CollectiveRun {
   int rank = 0;
   int position = 0;  // in the communicator
@@ -74,8 +76,7 @@ struct Replay::CollectiveRun {
   std::shared_ptr<const collectives::Plan> plan;
   const collectives::RankPlan* ops = nullptr;
   uint64_t instance = 0;
-  std::vector<uint16_t> missing;
-  std::vector<uint8_t> state;
+  std::vector<uint16_t> progress;  // per op: kOpIssued, kOpDone or the dependencies it waits for
   size_t remaining = 0;
   size_t result = 0;
 
@@ -346,10 +347,9 @@ void Replay::issue(int rank, size_t i) {
       run->ops = &plan->of(run->position);
       run->instance = instance_of(node.pg_name, r.sequence[i]);
       const auto& ops = run->ops->ops;
-      run->missing.resize(ops.size());
-      run->state.assign(ops.size(), kWaiting);
+      run->progress.resize(ops.size());
       for (uint32_t k = 0; k < ops.size(); ++k)
-        run->missing[k] = static_cast<uint16_t>(ops[k].dep_count);
+        run->progress[k] = static_cast<uint16_t>(ops[k].dep_count);
       run->remaining = ops.size();
       if (run->instance >= collective_results_.size())
         collective_results_.resize(run->instance + 1);
@@ -372,7 +372,7 @@ void Replay::issue(int rank, size_t i) {
         return;
       }
       for (uint32_t k = 0; k < ops.size(); ++k)
-        if (run->missing[k] == 0) work_.push_back({rank, i, run, k});
+        if (run->progress[k] == 0) work_.push_back({rank, i, run, k});
       return;
     }
     default:
@@ -383,7 +383,7 @@ void Replay::issue(int rank, size_t i) {
 
 void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
   const collectives::Op& op = run.ops->ops[k];
-  run.state[k] = kIssued;
+  run.progress[k] = kOpIssued;
   if (op.kind == collectives::OpKind::Nop) {
     plan_op_done(run, k);
     return;
@@ -438,10 +438,10 @@ tlm::tlm_sync_enum Replay::completed(int rank, tlm::tlm_generic_payload& trans,
 
 void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
   if (k != UINT32_MAX) {
-    run.state[k] = kDone;
+    run.progress[k] = kOpDone;
     run.remaining--;
     for (uint32_t child : run.ops->children(k))
-      if (--run.missing[child] == 0) work_.push_back({run.rank, run.node, &run, child});
+      if (--run.progress[child] == 0) work_.push_back({run.rank, run.node, &run, child});
   }
   if (run.remaining > 0) return;
   CollectiveResult& res = collective_results_[run.result];
@@ -537,14 +537,14 @@ std::string Replay::stall_report() const {
         if (it != r.running.end()) {
           const CollectiveRun& run = *it->second;
           size_t pending_recvs = 0;
-          for (size_t k = 0; k < run.state.size(); ++k)
-            if (run.state[k] == kIssued && run.ops->ops[k].kind == collectives::OpKind::Recv) {
+          for (uint32_t k = 0; k < run.progress.size(); ++k)
+            if (run.progress[k] == kOpIssued && run.ops->ops[k].kind == collectives::OpKind::Recv) {
               if (pending_recvs++ < 3)
                 out << "\n    waits for a message from rank " << run.peer_rank(k)
                     << " (plan step tag " << run.ops->ops[k].tag << ")";
             }
           if (pending_recvs > 3) out << "\n    ... and " << pending_recvs - 3 << " more receives";
-          out << "\n    " << run.remaining << " of " << run.state.size() << " plan ops unfinished";
+          out << "\n    " << run.remaining << " of " << run.progress.size() << " plan ops unfinished";
         }
       } else if (n.kind == NodeKind::Recv) {
         out << ": waits for a message from rank " << n.comm_src.value_or(-1) << " tag "
