@@ -1,8 +1,9 @@
 #pragma once
-// Runs callbacks at given simulated times: one SystemC event for the whole queue, so a block can
-// keep many timed completions (compute, reductions, message delivery) without a process each.
+// Runs callbacks at given simulated times: one SystemC event for the whole queue, so the platform
+// keeps all its timed completions (compute, reductions, message delivery) without a process each.
+// Callbacks due at the same instant run in the order they were queued.
 #include <functional>
-#include <queue>
+#include <map>
 #include <systemc>
 #include <vector>
 
@@ -19,34 +20,44 @@ class CallbackQueue : public sc_core::sc_module {
     dont_initialize();
   }
 
+  // Runs `fn` at `when` (now if that has passed), after the callbacks already queued for then.
   void at(const sc_core::sc_time& when, std::function<void()> fn) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time t = when < now ? now : when;
-    bool earliest = queue_.empty() || t < queue_.top().when;
-    queue_.push({t, seq_++, std::move(fn)});
+    const bool earliest = due_.empty() || t < due_.begin()->first;
+    auto [it, fresh] = due_.try_emplace(t);
+    if (fresh && !spare_.empty()) {
+      it->second = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    it->second.push_back(std::move(fn));
+    ++pending_;
     if (earliest) event_.notify(t - now);
   }
-  size_t pending() const { return queue_.size(); }
+  size_t pending() const { return pending_; }
 
  private:
-  struct Entry {
-    sc_core::sc_time when;
-    uint64_t seq;
-    std::function<void()> fn;
-    bool operator>(const Entry& o) const { return when != o.when ? when > o.when : seq > o.seq; }
-  };
+  // Callbacks grouped by instant: the NPUs of a large platform often finish things at the same
+  // time, and a group costs one map node however many callbacks it holds.
   void run_due() {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    while (!queue_.empty() && queue_.top().when <= now) {
-      auto fn = std::move(const_cast<Entry&>(queue_.top()).fn);
-      queue_.pop();
-      ++event_counter();
-      fn();
+    while (!due_.empty() && due_.begin()->first <= now) {
+      std::vector<std::function<void()>> batch = std::move(due_.begin()->second);
+      due_.erase(due_.begin());  // callbacks may queue more for now: a new group, run next
+      for (auto& fn : batch) {
+        --pending_;
+        ++event_counter();
+        fn();
+      }
+      batch.clear();
+      spare_.push_back(std::move(batch));
     }
-    if (!queue_.empty()) event_.notify(queue_.top().when - now);
+    if (!due_.empty()) event_.notify(due_.begin()->first - now);
   }
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue_;
-  uint64_t seq_ = 0;
+
+  std::map<sc_core::sc_time, std::vector<std::function<void()>>> due_;
+  std::vector<std::vector<std::function<void()>>> spare_;  // emptied groups, reused
+  size_t pending_ = 0;
   sc_core::sc_event event_;
 };
 
