@@ -47,10 +47,11 @@ TEST(Fabric, FidelitiesAgreeWithoutContention) {
     t[i++] = mesh(prefix, fidelity)["makespan_ns"];
   const double serialisation = bytes / 32.0;
   EXPECT_GT(t[0], serialisation);
-  // Packet and message fidelity coincide; flit fidelity pays a route + VC allocation bubble when a
-  // packet reaches the head of its VC (docs/validation.md), about 3% here.
+  // The three fidelities agree within 2% (the bound). Flit fidelity has no per-packet
+  // bubble because a message's packets alternate between two VCs (docs/validation.md).
   EXPECT_NEAR(t[2] / t[1], 1.0, 0.02);
-  EXPECT_NEAR(t[0] / t[1], 1.0, 0.04);
+  EXPECT_NEAR(t[0] / t[1], 1.0, 0.02);
+  EXPECT_NEAR(t[0] / t[2], 1.0, 0.02);
   EXPECT_LT(t[1], serialisation * 1.02 + 100);
 }
 
@@ -106,4 +107,8 @@ TEST(Fabric, HotspotBlocksAVictimUnlessVirtualChannelsLetItPass) {
   EXPECT_LT(packet, 400);
   EXPECT_GT(blocked, 5 * packet);
   EXPECT_GT(message, 2048);
+  // With one VC, flit and packet fidelity are slower than message fidelity, which models neither
+  // buffers nor the blocking they cause.
+  EXPECT_GT(blocked, message);
+  EXPECT_GT(victim("flit", 1), message);
 }

@@ -112,11 +112,17 @@ bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {
 
 int NetworkInterface::pick_vc(const Outgoing& o, uint32_t credits) const {
   if (o.vc >= 0) return outputs_[0].credits[o.vc] >= static_cast<int>(credits) ? o.vc : -1;
+  // A message's packets alternate between two VCs of the injection class: while one packet
+  // streams, the next waits at the head of the other VC and is routed and allocated, so packets
+  // follow each other without a pipeline bubble; and a message never holds more than two VCs, so
+  // another message can pass it when it is blocked (docs/validation.md).
   const int classes = params_.vc_classes;
-  for (int k = 0; k < params_.vcs; ++k) {
-    int v = static_cast<int>((o.message->id + k) % params_.vcs);
-    if (v % classes != 0 || vc_locked_[v]) continue;
-    if (outputs_[0].credits[v] >= static_cast<int>(credits)) return v;
+  const int lanes = params_.vcs / classes;  // VCs of class 0: 0, classes, 2 x classes, ...
+  const int spread = std::min(2, lanes);
+  for (int k = 0; k < spread; ++k) {
+    const uint64_t lane = (o.message->id + (o.packet + k) % spread) % lanes;
+    const int v = static_cast<int>(lane) * classes;
+    if (!vc_locked_[v] && outputs_[0].credits[v] >= static_cast<int>(credits)) return v;
   }
   return -1;
 }
