@@ -63,6 +63,7 @@ void FabricNode::add_input(const topology::Link& link) {
   Input in;
   in.socket = std::make_unique<TargetSocket>(("in_" + std::to_string(port)).c_str());
   in.socket->register_nb_transport_fw(this, &FabricNode::forward, port);
+  in.socket->register_b_transport(this, &FabricNode::refuse_blocking, port);
   in.link = link;
   inputs_.push_back(std::move(in));
 }

@@ -26,6 +26,7 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
     complete(*reinterpret_cast<tlm::tlm_generic_payload*>(m->cookie));
   };
   cmd.register_nb_transport_fw(this, &Npu::command);
+  cmd.register_b_transport(this, &Npu::refuse_blocking);
 }
 
 Npu::~Npu() {

@@ -76,6 +76,10 @@ class Npu : public sc_core::sc_module {
     sc_core::sc_time free_at;
   };
 
+  // Commands are non-blocking only (see FabricNode::refuse_blocking).
+  void refuse_blocking(tlm::tlm_generic_payload& trans, sc_core::sc_time&) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+  }
   tlm::tlm_sync_enum command(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                              sc_core::sc_time& delay);
   void start(tlm::tlm_generic_payload& trans);
