@@ -75,7 +75,9 @@ Vcd parse_vcd(const std::string& path) {
     if (tok == "$dumpvars" || tok == "$end") continue;
     if (tok[0] == '#') {
       uint64_t t = std::stoull(tok.substr(1));
-      if (have_time) EXPECT_GT(t, now) << "time does not increase at " << tok;
+      if (have_time) {
+        EXPECT_GT(t, now) << "time does not increase at " << tok;
+      }
       if (!have_time) v.first_time = t;
       have_time = true;
       now = t;
@@ -254,7 +256,9 @@ TEST(Observe, TimelineHasEveryNodeOnceAndAgreesWithTheReport) {
     EXPECT_GE(dur, 0);
     auto key = std::make_pair(e["pid"].get<int>(), e["tid"].get<int>());
     auto it = track_end.find(key);
-    if (it != track_end.end()) EXPECT_GE(ts, it->second - 1e-6) << "overlap on a track";
+    if (it != track_end.end()) {
+      EXPECT_GE(ts, it->second - 1e-6) << "overlap on a track";
+    }
     track_end[key] = ts + dur;
     if (e["cat"] == "link") {
       link_us[e["tid"].get<int>()] += dur;

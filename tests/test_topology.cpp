@@ -33,7 +33,9 @@ TEST(Topology, MeshRoutesDimensionOrder) {
       for (size_t i = 1; i + 1 < path.size(); ++i) {
         const auto& l = t.links()[path[i]];
         bool y_move = t.nodes()[l.src].y != t.nodes()[l.dst].y;
-        if (in_y) EXPECT_TRUE(y_move);
+        if (in_y) {
+          EXPECT_TRUE(y_move);
+        }
         in_y |= y_move;
       }
     }

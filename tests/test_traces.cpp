@@ -31,7 +31,9 @@ TEST_P(TextTrace, RunsAndMatchesAstraSim) {
                       source(kData + "chakra-traces/text/" + c.workload));
   ASSERT_EQ(r["status"], "finished");
   for (const auto& n : r["npus"]) EXPECT_EQ(n["nodes_done"], n["nodes"]);
-  if (c.astra_ns > 0) EXPECT_NEAR(r["makespan_ns"].get<double>() / c.astra_ns, 1.0, 0.01);
+  if (c.astra_ns > 0) {
+    EXPECT_NEAR(r["makespan_ns"].get<double>() / c.astra_ns, 1.0, 0.01);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Text, TextTrace,
