@@ -1,6 +1,7 @@
 #include "hw/noc/fabric_node.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #include "hw/proto/event_counter.h"
@@ -34,10 +35,6 @@ FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params,
                        const std::vector<topology::Link>& inputs,
                        const std::vector<topology::Link>& outputs)
     : sc_module(name), params_(params), cycle_(1.0 / params.clock_ghz, SC_NS), pool_(pool) {
-  if (!decoupled()) {
-    arrivals_ = std::make_unique<Queue>(this, &FabricNode::arrival_due);
-    credits_ = std::make_unique<Queue>(this, &FabricNode::credit_due);
-  }
   for (const auto& l : inputs) add_input(l);
   for (const auto& l : outputs) add_output(l);
 }
@@ -97,7 +94,7 @@ FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
   out.stats.busy += serialisation(out, unit.wire_bytes);
   if (Probe* p = probe()) {
     p->link_unit(out.link.id, start, start + serialisation(out, unit.wire_bytes), unit);
-    if (!decoupled()) p->link_credits(out.link.id, unit.vc, out.credits[unit.vc]);
+    if (!decoupled()) p->credit_change(out.link.id, unit.vc, -static_cast<int>(unit.credits), now);
   }
 
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
@@ -118,37 +115,48 @@ tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase");
   TransferExt* unit = transfer(trans);
   unit->port = port;
+  const sc_time arrival = sc_core::sc_time_stamp() + delay;
   if (decoupled()) {
-    pass(port, *unit, sc_core::sc_time_stamp() + delay);
+    pass(port, *unit, arrival);
     return tlm::TLM_COMPLETED;
   }
-  arrivals_->notify(trans, phase, delay);
+  ++event_counter();
+  on_arrival(port, trans, *unit, arrival);
   return tlm::TLM_ACCEPTED;
 }
 
 tlm::tlm_sync_enum FabricNode::backward(int port, tlm::tlm_generic_payload& trans,
                                         tlm::tlm_phase& phase, sc_time& delay) {
-  if (phase != tlm::END_REQ || !credits_)
+  if (phase != tlm::END_REQ || decoupled())
     throw std::logic_error(std::string(name()) + ": unexpected phase");
-  transfer(trans)->port = port;
-  credits_->notify(trans, phase, delay);
+  const TransferExt& unit = *transfer(trans);
+  Output& out = outputs_[port];
+  const sc_time at = sc_core::sc_time_stamp() + delay;
+  const int credits = static_cast<int>(unit.credits);
+  // Credits of one link come back in the order their units left; keep the list sorted anyway.
+  auto slot = out.returning.end();
+  while (slot != out.returning.begin() && std::prev(slot)->at > at) --slot;
+  out.returning.insert(slot, {at, unit.vc, credits});
+  if (Probe* p = probe()) p->credit_change(out.link.id, unit.vc, credits, at);
+  trans.release();
+  if (out.credit_wait) {
+    out.credit_wait = false;
+    on_credit_returning(port, at);
+  }
   return tlm::TLM_ACCEPTED;
 }
 
-void FabricNode::arrival_due(tlm::tlm_generic_payload& trans, const tlm::tlm_phase&) {
-  ++event_counter();
-  TransferExt* ext = transfer(trans);
-  on_arrival(ext->port, trans, *ext);
+void FabricNode::collect_credits(Output& out, const sc_time& now) {
+  while (!out.returning.empty() && out.returning.front().at <= now) {
+    out.credits[out.returning.front().vc] += out.returning.front().credits;
+    out.returning.pop_front();
+  }
 }
 
-void FabricNode::credit_due(tlm::tlm_generic_payload& trans, const tlm::tlm_phase&) {
-  ++event_counter();
-  TransferExt* ext = transfer(trans);
-  int port = ext->port, vc = ext->vc, credits = static_cast<int>(ext->credits);
-  outputs_[port].credits[vc] += credits;
-  if (Probe* p = probe()) p->link_credits(outputs_[port].link.id, vc, outputs_[port].credits[vc]);
-  trans.release();
-  on_credit(port, vc, credits);
+sc_time FabricNode::next_credit(Output& out) {
+  if (!out.returning.empty()) return out.returning.front().at;
+  out.credit_wait = true;
+  return sc_core::sc_max_time();
 }
 
 }  // namespace wafersim::hw

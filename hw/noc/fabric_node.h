@@ -1,18 +1,22 @@
 #pragma once
 // A block with link ports (a router, or an NPU's network interface). It owns the TLM-2.0 plumbing:
-// units leave on an initiator socket with BEGIN_REQ timed at their head's arrival, and come back as
-// END_REQ when the receiver frees the buffer slots: END_REQ is the credit (DESIGN.md decision 2).
+// units leave on an initiator socket with BEGIN_REQ whose timing annotation is their head's
+// arrival, and come back as END_REQ, annotated with when the receiver frees the buffer slots:
+// END_REQ is the credit (DESIGN.md decision 2). Neither costs an event of its own. The receiver
+// files an arriving unit at its annotated time and wakes then; a returning credit is filed on the
+// output and counted when the block next looks at that time or later, and wakes the block only if
+// it is waiting for one.
 //
 // Message fidelity is temporally decoupled instead (TLM-2.0 loosely-timed style): a message crosses
 // the whole path inside the call that sends it. Each block on the way receives BEGIN_REQ with the
-// head's arrival as its timing annotation, reserves its output link from then on, passes the
-// message on, and completes the transaction at once (TLM_COMPLETED, no credit). No event per hop:
-// the message costs one event at each end. Links serve messages in the order they were sent, not
-// the order they reach the link, and buffers are not modelled (docs/design.md).
-#include <tlm_utils/peq_with_cb_and_phase.h>
+// head's arrival as its timing annotation, reserves its output link from then on, passes the message
+// on, and completes the transaction at once (TLM_COMPLETED, no credit). No event per hop: the
+// message costs one event at each end. Links serve messages in the order they were sent, not the
+// order they reach the link, and buffers are not modelled (docs/design.md).
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include <deque>
 #include <memory>
 #include <systemc>
 #include <vector>
@@ -57,7 +61,16 @@ class FabricNode : public sc_core::sc_module {
     topology::Link link;
     double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
     sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
-    std::vector<int> credits;    // per VC, slots free downstream
+    std::vector<int> credits;    // per VC, slots free downstream (returned credits counted in)
+    // Credits on their way back, by the time they arrive; and whether the block waits for one
+    // that has not been sent yet (the next END_REQ then wakes it).
+    struct Returning {
+      sc_core::sc_time at;
+      int vc;
+      int credits;
+    };
+    std::deque<Returning> returning;
+    bool credit_wait = false;
     std::vector<int> owner;      // per VC, the input VC holding it (-1 = free)
     LinkStats stats;
     int rr = 0;
@@ -73,12 +86,21 @@ class FabricNode : public sc_core::sc_module {
     sc_core::sc_time end;
   };
 
-  // Hooks for the derived block.
-  virtual void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) = 0;
-  virtual void on_credit(int out_port, int vc, int credits) = 0;
+  // Hooks for the derived block. `unit`'s head reaches input `in_port` at `arrival` (>= now); the
+  // block keeps `trans` until it releases it.
+  virtual void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                          const sc_core::sc_time& arrival) = 0;
+  // A credit the block waits for comes back on `out_port` at `at` (>= now).
+  virtual void on_credit_returning(int out_port, const sc_core::sc_time& at) = 0;
   // Message fidelity: `unit`'s head reaches input `in_port` at `head_at` (>= now); pass it on now.
   virtual void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) = 0;
   bool decoupled() const { return params_.fidelity == Fidelity::Message; }
+
+  // Counts in the credits of `out` that are back by `now`.
+  void collect_credits(Output& out, const sc_core::sc_time& now);
+  // For a block that cannot send on `out` for want of credits: when the next one is back, or
+  // sc_max_time() if none is on its way yet (on_credit_returning then tells when it is).
+  sc_core::sc_time next_credit(Output& out);
 
   // Serialisation time of `bytes` on an output link.
   sc_core::sc_time serialisation(const Output& out, uint64_t bytes) const {
@@ -90,6 +112,12 @@ class FabricNode : public sc_core::sc_module {
   // cycle lose nothing).
   bool link_accepts(const Output& out, const sc_core::sc_time& t) const {
     return out.link_free <= t + cycle_;
+  }
+  // The earliest time from which link_accepts(out, t + ahead) holds (never before time zero).
+  sc_core::sc_time accepts_from(const Output& out,
+                                const sc_core::sc_time& ahead = sc_core::SC_ZERO_TIME) const {
+    const sc_core::sc_time margin = cycle_ + ahead;
+    return out.link_free > margin ? out.link_free - margin : sc_core::SC_ZERO_TIME;
   }
   // Puts a unit on output `port`, leaving this block at `depart` (>= now). Copies `unit` into a
   // fresh pooled payload; returns when it occupies the link (its end: the link is free again).
@@ -118,15 +146,8 @@ class FabricNode : public sc_core::sc_module {
                              sc_core::sc_time& delay);
   tlm::tlm_sync_enum backward(int port, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                               sc_core::sc_time& delay);
-  void arrival_due(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
-  void credit_due(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
 
   PayloadPool& pool_;
-  // Timed arrivals and credits; message fidelity, being decoupled, has none (and at 1,024 NPUs the
-  // queues would cost 20 MB).
-  using Queue = tlm_utils::peq_with_cb_and_phase<FabricNode>;
-  std::unique_ptr<Queue> arrivals_;
-  std::unique_ptr<Queue> credits_;
 };
 
 }  // namespace wafersim::hw

@@ -64,18 +64,16 @@ size_t Router::buffered_units() const {
   return n;
 }
 
-void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) {
-  const sc_time now = sc_core::sc_time_stamp();
-  in_[in_port].vcs[unit.vc].queue.push_back({&trans, &unit, now});
+void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                        const sc_time& arrival) {
+  in_[in_port].vcs[unit.vc].queue.push_back({&trans, &unit, arrival});
   in_[in_port].occupied |= uint64_t{1} << unit.vc;
-  if (Probe* p = probe())
-    p->buffer_depth(inputs_[in_port].link.id, unit.vc,
-                    static_cast<int>(in_[in_port].vcs[unit.vc].queue.size()));
-  wake_at(now);
+  if (Probe* p = probe()) p->buffer_change(inputs_[in_port].link.id, unit.vc, 1, arrival);
+  wake_at(arrival);
 }
 
-void Router::on_credit(int, int, int) {
-  wake_at(sc_core::sc_time_stamp());
+void Router::on_credit_returning(int, const sc_time& at) {
+  wake_at(at);
 }
 
 void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
@@ -121,6 +119,7 @@ void Router::allocation_round() {
   sc_time next = never;
   bool busy = false;  // something was granted or lost arbitration: try again next cycle
   auto later = [&](const sc_time& t) { next = std::min(next, t); };
+  for (Output& out : outputs_) collect_credits(out, now);
 
   // Route computation and VC allocation for the packet at the head of each input VC.
   for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
@@ -176,11 +175,13 @@ void Router::allocation_round() {
         later(ivc.sa_ready);
         return true;
       }
-      const Output& out = outputs_[ivc.out_port];
-      if (out.credits[ivc.out_vc] < static_cast<int>(front.unit->credits))
-        return true;  // credit wakes
+      Output& out = outputs_[ivc.out_port];
+      if (out.credits[ivc.out_vc] < static_cast<int>(front.unit->credits)) {
+        later(next_credit(out));
+        return true;
+      }
       if (!link_accepts(out, now + pipeline)) {
-        later(out.link_free - cycle_ - pipeline);
+        later(accepts_from(out, pipeline));
         return true;
       }
       if (requests_[ivc.out_port].empty()) requested_.push_back(ivc.out_port);
@@ -211,7 +212,7 @@ void Router::allocation_round() {
     if (now > earliest) out.stats.stall += now - earliest;
     if (ivc.queue.empty()) in.occupied &= ~(uint64_t{1} << v);
     if (Probe* p = probe()) {
-      p->buffer_depth(inputs_[i].link.id, v, static_cast<int>(ivc.queue.size()));
+      p->buffer_change(inputs_[i].link.id, v, -1, now);
       p->grant(out.link.id, inputs_[i].link.id);
     }
     TransferExt forwarded = *unit.unit;
@@ -222,8 +223,9 @@ void Router::allocation_round() {
     in.rr = (v + 1) % params_.vcs;
     // The crossbar input reads one unit at a time: a packet or message holds it while it streams.
     in.busy_until = std::max(now + cycle_, align(now + serialisation(out, unit.unit->wire_bytes)));
-    release(i, *unit.trans, leaves);
-    if (unit.unit->tail) {
+    const bool tail = unit.unit->tail;
+    release(i, *unit.trans, leaves);  // the upstream block may reuse the payload from here on
+    if (tail) {
       out.owner[ivc.out_vc] = -1;
       ivc.out_port = -1;
       ivc.out_vc = -1;

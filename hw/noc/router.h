@@ -26,7 +26,7 @@ class Router : public FabricNode {
   struct Buffered {
     tlm::tlm_generic_payload* trans;
     TransferExt* unit;
-    sc_core::sc_time arrived;
+    sc_core::sc_time arrived;  // the head's arrival (may lie ahead: units are filed when sent)
   };
   struct InputVc {
     std::deque<Buffered> queue;
@@ -43,8 +43,9 @@ class Router : public FabricNode {
     int rr = 0;
   };
 
-  void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) override;
-  void on_credit(int out_port, int vc, int credits) override;
+  void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                  const sc_core::sc_time& arrival) override;
+  void on_credit_returning(int out_port, const sc_core::sc_time& at) override;
   void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
   void wake_at(const sc_core::sc_time& t);
   void allocation_round();

@@ -133,18 +133,22 @@ void NetworkInterface::inject_round() {
   const sc_time now = sc_core::sc_time_stamp();
   if (outgoing_.empty()) return;
   Output& out = outputs_[0];
+  collect_credits(out, now);
   if (!link_accepts(out, now)) {
-    wake_at(out.link_free - cycle_);
+    wake_at(accepts_from(out));
     return;
   }
-  // Without a credit on any VC nothing can go (a credit wakes us): skip the scan of what may be a
+  // Without a credit on any VC nothing can go until one is back: skip the scan of what may be a
   // long source queue.
   if (std::none_of(out.credits.begin(), out.credits.end(), [](int c) { return c > 0; })) {
     if (!credit_stalled_) credit_stalled_since_ = now;
     credit_stalled_ = true;
+    const sc_time back = next_credit(out);
+    if (back != sc_core::sc_max_time()) wake_at(back);
     return;
   }
   sc_time next_eligible = sc_core::sc_max_time();
+  bool wants_credit = false;
   const size_t n = outgoing_.size();
   for (size_t k = 0; k < n; ++k) {
     size_t idx = (rr_ + k) % n;
@@ -157,7 +161,10 @@ void NetworkInterface::inject_round() {
     bool last = next_unit(o, unit);
     unit.credits = std::min(unit.flits, params_.buffer_flits);
     int vc = pick_vc(o, unit.credits);
-    if (vc < 0) continue;  // a credit will wake us
+    if (vc < 0) {
+      wants_credit = true;
+      continue;
+    }
     unit.vc = vc;
     unit.tail_at = now;
     if (credit_stalled_) out.stats.stall += now - credit_stalled_since_;
@@ -190,17 +197,19 @@ void NetworkInterface::inject_round() {
     } else {
       rr_ = (idx + 1) % n;
     }
-    if (!outgoing_.empty()) wake_at(std::max(now + cycle_, out.link_free - cycle_));
+    if (!outgoing_.empty()) wake_at(std::max(now + cycle_, accepts_from(out)));
     return;
   }
+  if (wants_credit) next_eligible = std::min(next_eligible, next_credit(out));
   if (next_eligible != sc_core::sc_max_time()) wake_at(next_eligible);
 }
 
-void NetworkInterface::on_credit(int, int, int) {
-  if (!outgoing_.empty()) wake_at(sc_core::sc_time_stamp());
+void NetworkInterface::on_credit_returning(int, const sc_time& at) {
+  if (!outgoing_.empty()) wake_at(at);
 }
 
-void NetworkInterface::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) {
+void NetworkInterface::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                                  const sc_time&) {
   receive(unit);
   release(in_port, trans, unit.tail_at);
 }

@@ -39,8 +39,9 @@ class NetworkInterface : public FabricNode {
     int vc = -1;        // VC held mid-packet (flit fidelity)
   };
 
-  void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit) override;
-  void on_credit(int out_port, int vc, int credits) override;
+  void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                  const sc_core::sc_time& arrival) override;
+  void on_credit_returning(int out_port, const sc_core::sc_time& at) override;
   void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
   // Counts a unit's payload in; delivers its message when it is complete.
   void receive(const TransferExt& unit);

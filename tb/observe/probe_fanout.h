@@ -13,11 +13,11 @@ class ProbeFanout : public hw::Probe {
                  const hw::TransferExt& unit) override {
     for (auto* p : probes_) p->link_unit(link, start, end, unit);
   }
-  void link_credits(int link, int vc, int credits) override {
-    for (auto* p : probes_) p->link_credits(link, vc, credits);
+  void credit_change(int link, int vc, int delta, const sc_core::sc_time& at) override {
+    for (auto* p : probes_) p->credit_change(link, vc, delta, at);
   }
-  void buffer_depth(int link, int vc, int depth) override {
-    for (auto* p : probes_) p->buffer_depth(link, vc, depth);
+  void buffer_change(int link, int vc, int delta, const sc_core::sc_time& at) override {
+    for (auto* p : probes_) p->buffer_change(link, vc, delta, at);
   }
   void grant(int link, int from_link) override {
     for (auto* p : probes_) p->grant(link, from_link);

@@ -91,11 +91,11 @@ int WaveRecorder::add(const std::string& scope, const std::string& name, int wid
   return static_cast<int>(signals_.size() - 1);
 }
 
-void WaveRecorder::record(int signal, const sc_core::sc_time& at, uint64_t value) {
+void WaveRecorder::record(int signal, const sc_core::sc_time& at, uint64_t value, bool delta) {
   if (signal < 0) return;
   const uint64_t t = picoseconds(at);
   if (t > to_ps_) return;  // after the window
-  changes_.push_back({t, static_cast<uint32_t>(signal), value});
+  changes_.push_back({t, static_cast<uint32_t>(signal), delta, value});
   // Nothing is reported for a time before now: what lies before it is final and can be written,
   // which keeps the recorder's memory bounded on long runs.
   if (changes_.size() >= kFlushEvery) flush(picoseconds(sc_core::sc_time_stamp()));
@@ -115,14 +115,14 @@ void WaveRecorder::link_unit(int link, const sc_core::sc_time& start, const sc_c
   record(s.busy, end, 0);
 }
 
-void WaveRecorder::link_credits(int link, int vc, int credits) {
+void WaveRecorder::credit_change(int link, int vc, int delta, const sc_core::sc_time& at) {
   if (vc < static_cast<int>(link_[link].credits.size()))
-    record_now(link_[link].credits[vc], static_cast<uint64_t>(std::max(0, credits)));
+    record(link_[link].credits[vc], at, static_cast<uint64_t>(static_cast<int64_t>(delta)), true);
 }
 
-void WaveRecorder::buffer_depth(int link, int vc, int depth) {
+void WaveRecorder::buffer_change(int link, int vc, int delta, const sc_core::sc_time& at) {
   if (vc < static_cast<int>(link_[link].depth.size()))
-    record_now(link_[link].depth[vc], static_cast<uint64_t>(depth));
+    record(link_[link].depth[vc], at, static_cast<uint64_t>(static_cast<int64_t>(delta)), true);
 }
 
 void WaveRecorder::grant(int link, int from_link) {
@@ -206,14 +206,24 @@ void WaveRecorder::flush(uint64_t before_ps) {
   while (k < changes_.size() && changes_[k].time_ps < before_ps) {
     const uint64_t t = changes_[k].time_ps;
     if (t <= from_ps_) {  // before the window: only the values it starts with
-      for (; k < changes_.size() && changes_[k].time_ps == t; ++k)
-        value_[changes_[k].signal] = changes_[k].value;
+      for (; k < changes_.size() && changes_[k].time_ps == t; ++k) {
+        const Change& c = changes_[k];
+        value_[c.signal] = c.delta ? value_[c.signal] + c.value : c.value;
+      }
       continue;
     }
     dump_initial_values();
     std::map<uint32_t, uint64_t> last;
-    for (; k < changes_.size() && changes_[k].time_ps == t; ++k)
-      last[changes_[k].signal] = changes_[k].value;
+    for (; k < changes_.size() && changes_[k].time_ps == t; ++k) {
+      const Change& c = changes_[k];
+      if (!c.delta) {
+        last[c.signal] = c.value;
+        continue;
+      }
+      auto it = last.find(c.signal);
+      const uint64_t before = it == last.end() ? value_[c.signal] : it->second;
+      last[c.signal] = before + c.value;
+    }
     bool stamped = false;
     for (const auto& [sig, v] : last) {
       if (value_[sig] == v) continue;

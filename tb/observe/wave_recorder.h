@@ -33,8 +33,8 @@ class WaveRecorder : public hw::Probe {
 
   void link_unit(int link, const sc_core::sc_time& start, const sc_core::sc_time& end,
                  const hw::TransferExt& unit) override;
-  void link_credits(int link, int vc, int credits) override;
-  void buffer_depth(int link, int vc, int depth) override;
+  void credit_change(int link, int vc, int delta, const sc_core::sc_time& at) override;
+  void buffer_change(int link, int vc, int delta, const sc_core::sc_time& at) override;
   void grant(int link, int from_link) override;
   void compute_busy(int rank, const sc_core::sc_time& start, const sc_core::sc_time& end) override;
   void nic_queue(int rank, int depth) override;
@@ -51,6 +51,7 @@ class WaveRecorder : public hw::Probe {
   struct Change {
     uint64_t time_ps;
     uint32_t signal;
+    bool delta;      // `value` is added to the signal (two's complement), not assigned
     uint64_t value;
   };
   void write_header();
@@ -59,7 +60,7 @@ class WaveRecorder : public hw::Probe {
   void flush(uint64_t before_ps);
   int add(const std::string& scope, const std::string& name, int width, const std::string& group,
           uint64_t initial = 0);
-  void record(int signal, const sc_core::sc_time& at, uint64_t value);
+  void record(int signal, const sc_core::sc_time& at, uint64_t value, bool delta = false);
   void record_now(int signal, uint64_t value);
 
   WaveOptions options_;
