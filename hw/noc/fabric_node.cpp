@@ -66,10 +66,9 @@ void FabricNode::add_input(const topology::Link& link) {
 }
 
 sc_time FabricNode::align(const sc_time& t) const {
-  double cycles = t / cycle_;
-  double whole = static_cast<double>(static_cast<uint64_t>(cycles));
-  if (cycles - whole > 1e-9) whole += 1;
-  return cycle_ * whole;
+  // Integer arithmetic on the kernel's time unit: exact, and called on every wake.
+  const sc_dt::uint64 c = cycle_.value(), r = t.value() % c;
+  return r == 0 ? t : sc_time::from_value(t.value() - r + c);
 }
 
 FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
