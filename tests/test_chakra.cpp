@@ -148,8 +148,8 @@ TEST(Chakra, ProcessGroupsFromPyTorchMetadataNode) {
   Workload w = load_workload(o);
   EXPECT_EQ(w.groups.at("7"), (std::vector<int>{1, 3}));
   EXPECT_EQ(w.groups.at("0").size(), 4u);
-  auto r = wafersim::testing::run_report(
-      "--platform " + source("configs/ring_8npus.yaml") + " --set network.npus=4 --workload " + o.prefix);
+  auto r = wafersim::testing::run_report("--platform " + source("configs/ring_8npus.yaml") +
+                                         " --set network.npus=4 --workload " + o.prefix);
   ASSERT_EQ(r["collectives"].size(), 1u);
   EXPECT_EQ(r["collectives"][0]["group"], "7");
   EXPECT_EQ(r["collectives"][0]["ranks"], 2);

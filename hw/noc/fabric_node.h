@@ -9,10 +9,10 @@
 //
 // Message fidelity is temporally decoupled instead (TLM-2.0 loosely-timed style): a message crosses
 // the whole path inside the call that sends it. Each block on the way receives BEGIN_REQ with the
-// head's arrival as its timing annotation, reserves its output link from then on, passes the message
-// on, and completes the transaction at once (TLM_COMPLETED, no credit). No event per hop: the
-// message costs one event at each end. Links serve messages in the order they were sent, not the
-// order they reach the link, and buffers are not modelled (docs/design.md).
+// head's arrival as its timing annotation, reserves its output link from then on, passes the
+// message on, and completes the transaction at once (TLM_COMPLETED, no credit). No event per hop:
+// the message costs one event at each end. Links serve messages in the order they were sent, not
+// the order they reach the link, and buffers are not modelled (docs/design.md).
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
@@ -71,7 +71,7 @@ class FabricNode : public sc_core::sc_module {
     };
     std::deque<Returning> returning;
     bool credit_wait = false;
-    std::vector<int> owner;      // per VC, the input VC holding it (-1 = free)
+    std::vector<int> owner;  // per VC, the input VC holding it (-1 = free)
     LinkStats stats;
     int rr = 0;
   };

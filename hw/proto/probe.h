@@ -21,8 +21,8 @@ class Probe {
   // The slots free downstream for VC `vc` of the link change by `delta` at `at` (>= now): down by a
   // unit's credits when it leaves, up again when its credit is back.
   virtual void credit_change(int link, int vc, int delta, const sc_core::sc_time& at) {}
-  // The units buffered in VC `vc` at the receiving end of `link` (a router's input buffer) change by
-  // `delta` at `at` (>= now): up when a unit arrives, down when it is granted.
+  // The units buffered in VC `vc` at the receiving end of `link` (a router's input buffer) change
+  // by `delta` at `at` (>= now): up when a unit arrives, down when it is granted.
   virtual void buffer_change(int link, int vc, int delta, const sc_core::sc_time& at) {}
   // A router's switch allocator granted output `link` to the unit arriving on `from_link`.
   virtual void grant(int link, int from_link) {}

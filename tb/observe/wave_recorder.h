@@ -51,7 +51,7 @@ class WaveRecorder : public hw::Probe {
   struct Change {
     uint64_t time_ps;
     uint32_t signal;
-    bool delta;      // `value` is added to the signal (two's complement), not assigned
+    bool delta;  // `value` is added to the signal (two's complement), not assigned
     uint64_t value;
   };
   void write_header();

@@ -544,7 +544,8 @@ std::string Replay::stall_report() const {
                     << " (plan step tag " << run.ops->ops[k].tag << ")";
             }
           if (pending_recvs > 3) out << "\n    ... and " << pending_recvs - 3 << " more receives";
-          out << "\n    " << run.remaining << " of " << run.progress.size() << " plan ops unfinished";
+          out << "\n    " << run.remaining << " of " << run.progress.size()
+              << " plan ops unfinished";
         }
       } else if (n.kind == NodeKind::Recv) {
         out << ": waits for a message from rank " << n.comm_src.value_or(-1) << " tag "
