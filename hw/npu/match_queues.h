@@ -1,7 +1,9 @@
 #pragma once
 // First-in first-out queues by (source rank, tag): an NPU's receives waiting for their message, and
 // messages waiting for their receive. A large collective matches millions of messages, each under a
-// new key that lives for a few steps, so items come from a pool and a key costs one small node.
+// new key that lives for a few steps, so items come from a pool and a key costs one small node. A
+// key with a single item (the usual case: a step's one receive or one early message) is kept in
+// a slot inside the object, which costs no memory access of its own.
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -18,6 +20,63 @@ template <typename Item>
 class MatchQueues {
  public:
   void push(const MatchKey& key, Item item) {
+    if (index_.empty() || index_.find(key) == index_.end()) {
+      Slot* free = nullptr;
+      for (Slot& slot : slots_) {
+        if (slot.used && slot.key == key) {  // a second item: both go to the pool, in order
+          slot.used = false;
+          push_pooled(key, slot.item);
+          push_pooled(key, item);
+          return;
+        }
+        if (!slot.used && !free) free = &slot;
+      }
+      if (free) {
+        *free = {key, item, true};
+        return;
+      }
+    }
+    push_pooled(key, item);
+  }
+
+  // Takes the oldest item under `key` into `item`; false when there is none.
+  bool pop(const MatchKey& key, Item& item) {
+    for (Slot& slot : slots_)
+      if (slot.used && slot.key == key) {
+        slot.used = false;
+        item = slot.item;
+        return true;
+      }
+    return pop_pooled(key, item);
+  }
+
+  size_t keys() const {
+    size_t n = index_.size();
+    for (const Slot& slot : slots_) n += slot.used;
+    return n;
+  }
+
+  // Calls fn(key, item) for every item, oldest first within a key.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (const Slot& slot : slots_)
+      if (slot.used) fn(slot.key, slot.item);
+    for (const auto& [key, span] : index_)
+      for (uint32_t n = span.head;; n = nodes_[n].next) {
+        fn(key, nodes_[n].item);
+        if (n == span.tail) break;
+      }
+  }
+
+ private:
+  // A key lives in one slot (one item) or in the index (any number), never in both.
+  struct Slot {
+    MatchKey key;
+    Item item;
+    bool used = false;
+  };
+
+  void push_pooled(const MatchKey& key, Item item) {
     const uint32_t node = new_node(item);
     auto [it, fresh] = index_.try_emplace(key, Span{node, node});
     if (!fresh) {
@@ -26,8 +85,8 @@ class MatchQueues {
     }
   }
 
-  // Takes the oldest item under `key` into `item`; false when there is none.
-  bool pop(const MatchKey& key, Item& item) {
+  bool pop_pooled(const MatchKey& key, Item& item) {
+    if (index_.empty()) return false;
     auto it = index_.find(key);
     if (it == index_.end()) return false;
     const uint32_t node = it->second.head;
@@ -40,19 +99,6 @@ class MatchQueues {
     return true;
   }
 
-  size_t keys() const { return index_.size(); }
-
-  // Calls fn(key, item) for every item, oldest first within a key.
-  template <typename Fn>
-  void for_each(Fn&& fn) const {
-    for (const auto& [key, span] : index_)
-      for (uint32_t n = span.head;; n = nodes_[n].next) {
-        fn(key, nodes_[n].item);
-        if (n == span.tail) break;
-      }
-  }
-
- private:
   struct Node {
     Item item;
     uint32_t next;
@@ -77,6 +123,7 @@ class MatchQueues {
     return node;
   }
 
+  Slot slots_[2];
   std::unordered_map<MatchKey, Span, Hash> index_;
   std::vector<Node> nodes_;
   std::vector<uint32_t> free_;
