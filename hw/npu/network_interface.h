@@ -27,8 +27,6 @@ class NetworkInterface : public FabricNode {
   std::function<void(Message*)> on_sent;
   std::function<void(Message*)> on_delivered;
 
-  size_t queued_messages() const { return outgoing_.size(); }
-
  private:
   struct Outgoing {
     Message* message;

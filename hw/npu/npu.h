@@ -68,7 +68,6 @@ class Npu : public sc_core::sc_module {
   int rank() const { return rank_; }
   // Receives posted and not yet matched, as (source rank, tag): for deadlock reports.
   std::vector<std::pair<int, uint64_t>> waiting_receives() const;
-  size_t unmatched_messages() const { return mailbox_.keys(); }
 
  private:
   // A serial engine: one command at a time, in arrival order.

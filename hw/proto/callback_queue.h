@@ -31,10 +31,8 @@ class CallbackQueue : public sc_core::sc_module {
       spare_.pop_back();
     }
     it->second.push_back(std::move(fn));
-    ++pending_;
     if (earliest) event_.notify(t - now);
   }
-  size_t pending() const { return pending_; }
 
  private:
   // Callbacks grouped by instant: the NPUs of a large platform often finish things at the same
@@ -45,7 +43,6 @@ class CallbackQueue : public sc_core::sc_module {
       std::vector<std::function<void()>> batch = std::move(due_.begin()->second);
       due_.erase(due_.begin());  // callbacks may queue more for now: a new group, run next
       for (auto& fn : batch) {
-        --pending_;
         ++event_counter();
         fn();
       }
@@ -57,7 +54,6 @@ class CallbackQueue : public sc_core::sc_module {
 
   std::map<sc_core::sc_time, std::vector<std::function<void()>>> due_;
   std::vector<std::vector<std::function<void()>>> spare_;  // emptied groups, reused
-  size_t pending_ = 0;
   sc_core::sc_event event_;
 };
 
