@@ -40,7 +40,11 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, Payload
   sensitive << wake_;
   dont_initialize();
   in_.resize(inputs_.size());
-  for (auto& in : in_) in.vcs.resize(params_.vcs);
+  vcs_.resize(inputs_.size() * params_.vcs);
+  if (!decoupled()) {
+    depth_ = params_.buffer_flits;
+    slab_.reset(new Buffered[vcs_.size() * depth_]);
+  }
   requests_.resize(outputs_.size());
   if (output_count() > std::numeric_limits<uint16_t>::max())
     throw std::invalid_argument(std::string(basename()) + ": more than 65,535 ports");
@@ -59,14 +63,17 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, Payload
 
 size_t Router::buffered_units() const {
   size_t n = 0;
-  for (const auto& in : in_)
-    for (const auto& vc : in.vcs) n += vc.queue.size();
+  for (const auto& vc : vcs_) n += vc.size;
   return n;
 }
 
 void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                         const sc_time& arrival) {
-  in_[in_port].vcs[unit.vc].queue.push_back({&trans, &unit, arrival});
+  InputVc& ivc = input_vc(in_port, unit.vc);
+  if (ivc.size == depth_)
+    throw std::logic_error(std::string(name()) + ": input " + std::to_string(in_port) + " VC " +
+                           std::to_string(unit.vc) + " received a unit without a credit");
+  ring(in_port, unit.vc)[(ivc.first + ivc.size++) % depth_] = {&trans, &unit, arrival.value()};
   in_[in_port].occupied |= uint64_t{1} << unit.vc;
   if (Probe* p = probe()) p->buffer_change(inputs_[in_port].link.id, unit.vc, 1, arrival);
   wake_at(arrival);
@@ -89,6 +96,23 @@ void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
   if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;
 }
 
+Router::Buffered Router::pop_front(int in_port, int vc, InputVc& ivc) {
+  const Buffered unit = front(in_port, vc, ivc);
+  if (--ivc.size == 0) {
+    ivc.first = 0;
+    in_[in_port].occupied &= ~(uint64_t{1} << vc);
+  } else {
+    ivc.first = (ivc.first + 1) % depth_;
+  }
+  return unit;
+}
+
+bool Router::has_credits(Output& out, int vc, int need, const sc_time& now) {
+  if (out.credits[vc] >= need) return true;
+  collect_credits(out, now);  // only when short: credits only ever grow by collecting
+  return out.credits[vc] >= need;
+}
+
 void Router::wake_at(const sc_time& t) {
   sc_time when = align(t);
   if (wake_pending_ && wake_time_ <= when) return;
@@ -105,7 +129,7 @@ bool Router::allocate_vc(int in_port, int vc, InputVc& ivc) {
     if (v % classes != ivc.out_class % classes || out.owner[v] >= 0) continue;
     out.owner[v] = in_port * params_.vcs + vc;
     out.rr = (v + 1) % params_.vcs;
-    ivc.out_vc = v;
+    ivc.out_vc = static_cast<int16_t>(v);
     return true;
   }
   return false;
@@ -119,26 +143,27 @@ void Router::allocation_round() {
   sc_time next = never;
   bool busy = false;  // something was granted or lost arbitration: try again next cycle
   auto later = [&](const sc_time& t) { next = std::min(next, t); };
-  for (Output& out : outputs_) collect_credits(out, now);
 
   // Route computation and VC allocation for the packet at the head of each input VC.
   for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
     for (uint64_t m = in_[i].occupied; m; m &= m - 1) {
       const int v = __builtin_ctzll(m);
-      InputVc& ivc = in_[i].vcs[v];
-      const Buffered& head = ivc.queue.front();
-      if (head.arrived > now) {
-        later(head.arrived);
+      InputVc& ivc = input_vc(i, v);
+      const Buffered& head = front(i, v, ivc);
+      const sc_time arrived = sc_time::from_value(head.arrived);
+      if (arrived > now) {
+        later(arrived);
         continue;
       }
       if (ivc.out_port < 0) {
         if (!head.unit->head)
           throw std::logic_error(std::string(name()) + ": body flit without route");
         ivc.out_port = route_port_[head.unit->message->dst];
-        ivc.out_class = head.unit->vc_class +
-                        (outputs_[ivc.out_port].link.dateline && params_.vc_classes > 1 ? 1 : 0);
-        ivc.out_class = std::min(ivc.out_class, params_.vc_classes - 1);
-        ivc.va_ready = head.arrived + cycle_ * static_cast<double>(params_.routing_delay_cycles);
+        const int out_class =
+            head.unit->vc_class +
+            (outputs_[ivc.out_port].link.dateline && params_.vc_classes > 1 ? 1 : 0);
+        ivc.out_class = static_cast<int16_t>(std::min(out_class, params_.vc_classes - 1));
+        ivc.va_ready = arrived + cycle_ * static_cast<double>(params_.routing_delay_cycles);
       }
       if (ivc.out_vc < 0) {
         if (ivc.va_ready > now) {
@@ -164,11 +189,12 @@ void Router::allocation_round() {
       continue;
     }
     for_each_vc_from(in.occupied, in.rr, [&](int v) {
-      InputVc& ivc = in.vcs[v];
+      InputVc& ivc = input_vc(i, v);
       if (ivc.out_vc < 0) return true;
-      const Buffered& front = ivc.queue.front();
-      if (front.arrived > now) {
-        later(front.arrived);
+      const Buffered& head = front(i, v, ivc);
+      const sc_time arrived = sc_time::from_value(head.arrived);
+      if (arrived > now) {
+        later(arrived);
         return true;
       }
       if (ivc.sa_ready > now) {
@@ -176,7 +202,7 @@ void Router::allocation_round() {
         return true;
       }
       Output& out = outputs_[ivc.out_port];
-      if (out.credits[ivc.out_vc] < static_cast<int>(front.unit->credits)) {
+      if (!has_credits(out, ivc.out_vc, static_cast<int>(head.unit->credits), now)) {
         later(next_credit(out));
         return true;
       }
@@ -202,15 +228,14 @@ void Router::allocation_round() {
     if (reqs.size() > 1) busy = true;
     out.rr = (i + 1) % n_in;
     InputState& in = in_[i];
-    InputVc& ivc = in.vcs[v];
-    Buffered unit = ivc.queue.front();
-    ivc.queue.pop_front();
+    InputVc& ivc = input_vc(i, v);
+    const Buffered unit = pop_front(i, v, ivc);
+    const sc_time arrived = sc_time::from_value(unit.arrived);
     // Stall: how long past its earliest possible grant (pipeline only) the unit waited.
     const sc_time earliest =
         unit.unit->head ? ivc.va_ready + cycle_ * static_cast<double>(params_.vc_alloc_delay_cycles)
-                        : unit.arrived;
+                        : arrived;
     if (now > earliest) out.stats.stall += now - earliest;
-    if (ivc.queue.empty()) in.occupied &= ~(uint64_t{1} << v);
     if (Probe* p = probe()) {
       p->buffer_change(inputs_[i].link.id, v, -1, now);
       p->grant(out.link.id, inputs_[i].link.id);

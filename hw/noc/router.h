@@ -5,7 +5,7 @@
 // runs an allocation round only at cycles where something can move, and sleeps while it holds
 // nothing. At message fidelity it only routes: a message passes through within the sender's call
 // (FabricNode), leaving after the pipeline delays once its output link is free.
-#include <deque>
+#include <memory>
 #include <systemc>
 #include <vector>
 
@@ -23,25 +23,44 @@ class Router : public FabricNode {
   size_t buffered_units() const;
 
  private:
+  // A unit waiting in an input VC. Plain data, so a buffer slab can stay untouched (and
+  // unallocated by the OS) where traffic never fills it.
   struct Buffered {
     tlm::tlm_generic_payload* trans;
     TransferExt* unit;
-    sc_core::sc_time arrived;  // the head's arrival (may lie ahead: units are filed when sent)
+    sc_dt::uint64 arrived;  // the head's arrival in kernel ticks (may lie ahead: filed when sent)
   };
+  // One input VC: its FIFO is a ring in the router's slab (`depth_` slots: a VC holds at most
+  // `buffer_flits` units, since each takes a credit), restarted at slot 0 whenever it empties so
+  // a lightly loaded VC keeps touching the same cache line.
   struct InputVc {
-    std::deque<Buffered> queue;
-    int out_port = -1;  // route of the packet at the head (-1 = not computed)
-    int out_vc = -1;    // output VC held by that packet (-1 = not allocated)
-    int out_class = 0;
     sc_core::sc_time va_ready;  // routing done
     sc_core::sc_time sa_ready;  // VC allocation done
+    uint32_t first = 0;         // ring position of the head
+    uint32_t size = 0;
+    int out_port = -1;    // route of the packet at the head (-1 = not computed)
+    int16_t out_vc = -1;  // output VC held by that packet (-1 = not allocated)
+    int16_t out_class = 0;
   };
   struct InputState {
-    std::vector<InputVc> vcs;
     uint64_t occupied = 0;        // bit v set: VC v holds something (rounds visit only those)
     sc_core::sc_time busy_until;  // crossbar input still reading the previous unit
     int rr = 0;
   };
+
+  InputVc& input_vc(int in_port, int vc) { return vcs_[in_port * params_.vcs + vc]; }
+  Buffered* ring(int in_port, int vc) {
+    return &slab_[static_cast<size_t>(in_port * params_.vcs + vc) * depth_];
+  }
+  const Buffered& front(int in_port, int vc, const InputVc& ivc) {
+    return ring(in_port, vc)[ivc.first];
+  }
+  sc_core::sc_time front_arrival(int in_port, int vc, const InputVc& ivc) {
+    return sc_core::sc_time::from_value(front(in_port, vc, ivc).arrived);
+  }
+  Buffered pop_front(int in_port, int vc, InputVc& ivc);
+  // Whether output VC `vc` of `out` has `need` credits now (counting in those back by now).
+  bool has_credits(Output& out, int vc, int need, const sc_core::sc_time& now);
 
   void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                   const sc_core::sc_time& arrival) override;
@@ -54,6 +73,9 @@ class Router : public FabricNode {
   const topology::Topology& topology_;
   const int node_;
   std::vector<InputState> in_;
+  std::vector<InputVc> vcs_;  // input-major: all VCs of input 0, then input 1, ...
+  uint32_t depth_ = 0;        // ring slots per input VC
+  std::unique_ptr<Buffered[]> slab_;
   std::vector<uint16_t> route_port_;  // destination rank -> output port (2 bytes: 1,024 routers)
   // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
   std::vector<std::vector<std::pair<int, int>>> requests_;
