@@ -34,7 +34,16 @@ Fidelity fidelity_from_string(const std::string& text) {
 FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
                        const std::vector<topology::Link>& inputs,
                        const std::vector<topology::Link>& outputs)
-    : sc_module(name), params_(params), cycle_(1.0 / params.clock_ghz, SC_NS), pool_(pool) {
+    : sc_module(name),
+      params_(params),
+      cycle_(1.0 / params.clock_ghz, SC_NS),
+      delays_{cycle_ * static_cast<double>(params.routing_delay_cycles),
+              cycle_ * static_cast<double>(params.vc_alloc_delay_cycles),
+              cycle_ * static_cast<double>(params.sw_alloc_delay_cycles +
+                                           params.switch_traversal_delay_cycles),
+              cycle_ * static_cast<double>(params.credit_delay_cycles),
+              cycle_ * static_cast<double>(params.endpoint_delay_cycles)},
+      pool_(pool) {
   for (const auto& l : inputs) add_input(l);
   for (const auto& l : outputs) add_output(l);
 }
@@ -45,6 +54,7 @@ void FabricNode::add_output(const topology::Link& link) {
   out.socket = std::make_unique<InitiatorSocket>(("out_" + std::to_string(port)).c_str());
   out.socket->register_nb_transport_bw(this, &FabricNode::backward, port);
   out.link = link;
+  out.latency = cycle_ * static_cast<double>(link.latency_cycles);
   out.bytes_per_cycle = link.bytes_per_cycle;
   out.credits.assign(params_.vcs, static_cast<int>(params_.buffer_flits));
   out.owner.assign(params_.vcs, -1);
@@ -65,12 +75,6 @@ void FabricNode::add_input(const topology::Link& link) {
   inputs_.push_back(std::move(in));
 }
 
-sc_time FabricNode::align(const sc_time& t) const {
-  // Integer arithmetic on the kernel's time unit: exact, and called on every wake.
-  const sc_dt::uint64 c = cycle_.value(), r = t.value() % c;
-  return r == 0 ? t : sc_time::from_value(t.value() - r + c);
-}
-
 FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
                                           const sc_time& depart) {
   Output& out = outputs_[port];
@@ -80,7 +84,7 @@ FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
   // Cut-through: the unit cannot leave faster than its own tail arrives here.
   const sc_time end = std::max(start + serialisation(out, unit.wire_bytes),
                                unit.tail_at + serialisation(out, head_bytes));
-  const sc_time latency = cycle_ * static_cast<double>(out.link.latency_cycles);
+  const sc_time& latency = out.latency;
 
   tlm::tlm_generic_payload* trans = pool_.acquire();
   TransferExt* ext = transfer(*trans);
@@ -104,8 +108,7 @@ FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
 
 void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_time& after) {
   tlm::tlm_phase phase = tlm::END_REQ;
-  sc_time delay =
-      after - sc_core::sc_time_stamp() + cycle_ * static_cast<double>(params_.credit_delay_cycles);
+  sc_time delay = after - sc_core::sc_time_stamp() + delays_.credit;
   (*inputs_[in_port].socket)->nb_transport_bw(trans, phase, delay);
 }
 

@@ -59,6 +59,7 @@ class FabricNode : public sc_core::sc_module {
     // thousands of sockets per simulated microsecond at message fidelity.
     tlm::tlm_fw_transport_if<>* forward = nullptr;
     topology::Link link;
+    sc_core::sc_time latency;    // the link's flight time
     double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
     sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
     std::vector<int> credits;    // per VC, slots free downstream (returned credits counted in)
@@ -126,9 +127,23 @@ class FabricNode : public sc_core::sc_module {
   // `after` plus the credit delay.
   void release(int in_port, tlm::tlm_generic_payload& trans, const sc_core::sc_time& after);
 
-  sc_core::sc_time align(const sc_core::sc_time& t) const;  // next cycle boundary at or after t
+  // Next cycle boundary at or after t (exact: the kernel's integer time, on every wake).
+  sc_core::sc_time align(const sc_core::sc_time& t) const {
+    const sc_core::sc_time r = sc_core::sc_time(t) %= cycle_;
+    return r == sc_core::SC_ZERO_TIME ? t : t - r + cycle_;
+  }
+  // The pipeline delays as times, worked out once: sc_time's multiplication goes through a
+  // volatile double.
+  struct Delays {
+    sc_core::sc_time routing;
+    sc_core::sc_time vc_alloc;
+    sc_core::sc_time switching;  // switch allocation + switch traversal
+    sc_core::sc_time credit;
+    sc_core::sc_time endpoint;
+  };
   const FabricParams params_;
   const sc_core::sc_time cycle_;
+  const Delays delays_;
   std::vector<Output> outputs_;
   std::vector<Input> inputs_;
 

@@ -73,7 +73,7 @@ void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferEx
   if (ivc.size == depth_)
     throw std::logic_error(std::string(name()) + ": input " + std::to_string(in_port) + " VC " +
                            std::to_string(unit.vc) + " received a unit without a credit");
-  ring(in_port, unit.vc)[(ivc.first + ivc.size++) % depth_] = {&trans, &unit, arrival.value()};
+  ring(in_port, unit.vc)[(ivc.first + ivc.size++) % depth_] = {&trans, &unit, arrival};
   in_[in_port].occupied |= uint64_t{1} << unit.vc;
   if (Probe* p = probe()) p->buffer_change(inputs_[in_port].link.id, unit.vc, 1, arrival);
   wake_at(arrival);
@@ -87,11 +87,7 @@ void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
   // The head pays the whole pipeline, as in an uncontended allocation round; the output link may
   // still be serialising an earlier message (the wait is reported as stall).
   const int o = route_port_[unit.message->dst];
-  const sc_time depart =
-      align(head_at) +
-      cycle_ * static_cast<double>(params_.routing_delay_cycles + params_.vc_alloc_delay_cycles +
-                                   params_.sw_alloc_delay_cycles +
-                                   params_.switch_traversal_delay_cycles);
+  const sc_time depart = align(head_at) + delays_.routing + delays_.vc_alloc + delays_.switching;
   const LinkSlot slot = transmit(o, unit, depart);
   if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;
 }
@@ -141,18 +137,28 @@ void Router::allocation_round() {
   const sc_time now = sc_core::sc_time_stamp();
   const sc_time never = sc_core::sc_max_time();
   sc_time next = never;
-  bool busy = false;  // something was granted or lost arbitration: try again next cycle
   auto later = [&](const sc_time& t) { next = std::min(next, t); };
+  // A round only changes state where a unit moves on, and every unit that waits has asked for a
+  // wake at the time it can move on, except for what a grant frees in this very round: an output
+  // VC another head waits for (`va_blocked`), the switch an input lost (`lost`).
+  bool va_blocked = false;
 
-  // Route computation and VC allocation for the packet at the head of each input VC.
+  // Per input: route computation and VC allocation for the packet at the head of each VC, then
+  // the input stage of switch allocation (one request per input, round-robin over its VCs). One
+  // pass serves both: an input's requests depend only on its own VCs and on the outputs' credits
+  // and links, which VC allocation does not touch.
+  const sc_time& pipeline = delays_.switching;
+  for (int o : requested_) requests_[o].clear();
+  requested_.clear();
   for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
-    for (uint64_t m = in_[i].occupied; m; m &= m - 1) {
+    InputState& in = in_[i];
+    uint64_t bidding = 0;  // VCs whose head may cross the switch now, credits and link allowing
+    for (uint64_t m = in.occupied; m; m &= m - 1) {
       const int v = __builtin_ctzll(m);
       InputVc& ivc = input_vc(i, v);
       const Buffered& head = front(i, v, ivc);
-      const sc_time arrived = sc_time::from_value(head.arrived);
-      if (arrived > now) {
-        later(arrived);
+      if (head.arrived > now) {
+        later(head.arrived);
         continue;
       }
       if (ivc.out_port < 0) {
@@ -163,46 +169,34 @@ void Router::allocation_round() {
             head.unit->vc_class +
             (outputs_[ivc.out_port].link.dateline && params_.vc_classes > 1 ? 1 : 0);
         ivc.out_class = static_cast<int16_t>(std::min(out_class, params_.vc_classes - 1));
-        ivc.va_ready = arrived + cycle_ * static_cast<double>(params_.routing_delay_cycles);
+        ivc.va_ready = head.arrived + delays_.routing;
       }
       if (ivc.out_vc < 0) {
         if (ivc.va_ready > now) {
           later(ivc.va_ready);
           continue;
         }
-        if (allocate_vc(i, v, ivc))
-          ivc.sa_ready = now + cycle_ * static_cast<double>(params_.vc_alloc_delay_cycles);
-        // else: wait for the output VC's tail to leave (a grant in this router wakes us)
+        if (!allocate_vc(i, v, ivc)) {
+          va_blocked = true;  // until a tail leaves this router
+          continue;
+        }
+        ivc.sa_ready = now + delays_.vc_alloc;
       }
+      if (ivc.sa_ready > now) {
+        later(ivc.sa_ready);
+        continue;
+      }
+      bidding |= uint64_t{1} << v;
     }
-  }
-
-  // Switch allocation, input stage: each input offers one VC, round-robin.
-  const sc_time pipeline = cycle_ * static_cast<double>(params_.sw_alloc_delay_cycles +
-                                                        params_.switch_traversal_delay_cycles);
-  for (int o : requested_) requests_[o].clear();
-  requested_.clear();
-  for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
-    InputState& in = in_[i];
+    if (!bidding) continue;
     if (in.busy_until > now) {
       later(in.busy_until);
       continue;
     }
-    for_each_vc_from(in.occupied, in.rr, [&](int v) {
+    for_each_vc_from(bidding, in.rr, [&](int v) {
       InputVc& ivc = input_vc(i, v);
-      if (ivc.out_vc < 0) return true;
-      const Buffered& head = front(i, v, ivc);
-      const sc_time arrived = sc_time::from_value(head.arrived);
-      if (arrived > now) {
-        later(arrived);
-        return true;
-      }
-      if (ivc.sa_ready > now) {
-        later(ivc.sa_ready);
-        return true;
-      }
       Output& out = outputs_[ivc.out_port];
-      if (!has_credits(out, ivc.out_vc, static_cast<int>(head.unit->credits), now)) {
+      if (!has_credits(out, ivc.out_vc, static_cast<int>(front(i, v, ivc).unit->credits), now)) {
         later(next_credit(out));
         return true;
       }
@@ -217,6 +211,7 @@ void Router::allocation_round() {
   }
 
   // Output stage: each output grants one requesting input, round-robin over inputs.
+  bool lost = false, released = false;
   for (int o : requested_) {
     auto& reqs = requests_[o];
     Output& out = outputs_[o];
@@ -225,16 +220,13 @@ void Router::allocation_round() {
       return (a.first - out.rr + n_in) % n_in < (b.first - out.rr + n_in) % n_in;
     });
     auto [i, v] = *pick;
-    if (reqs.size() > 1) busy = true;
+    if (reqs.size() > 1) lost = true;
     out.rr = (i + 1) % n_in;
     InputState& in = in_[i];
     InputVc& ivc = input_vc(i, v);
     const Buffered unit = pop_front(i, v, ivc);
-    const sc_time arrived = sc_time::from_value(unit.arrived);
     // Stall: how long past its earliest possible grant (pipeline only) the unit waited.
-    const sc_time earliest =
-        unit.unit->head ? ivc.va_ready + cycle_ * static_cast<double>(params_.vc_alloc_delay_cycles)
-                        : arrived;
+    const sc_time earliest = unit.unit->head ? ivc.va_ready + delays_.vc_alloc : unit.arrived;
     if (now > earliest) out.stats.stall += now - earliest;
     if (Probe* p = probe()) {
       p->buffer_change(inputs_[i].link.id, v, -1, now);
@@ -248,17 +240,21 @@ void Router::allocation_round() {
     in.rr = (v + 1) % params_.vcs;
     // The crossbar input reads one unit at a time: a packet or message holds it while it streams.
     in.busy_until = std::max(now + cycle_, align(now + serialisation(out, unit.unit->wire_bytes)));
+    // What the grant uncovered: the VC's next unit (routed and allocated from its arrival on) and
+    // the input's other bids (from when the crossbar input is free again).
+    if (ivc.size) later(front(i, v, ivc).arrived);
+    if (in.occupied) later(in.busy_until);
     const bool tail = unit.unit->tail;
     release(i, *unit.trans, leaves);  // the upstream block may reuse the payload from here on
     if (tail) {
       out.owner[ivc.out_vc] = -1;
       ivc.out_port = -1;
       ivc.out_vc = -1;
+      released = true;
     }
-    busy = true;
   }
 
-  if (busy) later(now + cycle_);
+  if (lost || (released && va_blocked)) later(now + cycle_);
   if (next != never) wake_at(std::max(next, now + cycle_));
 }
 

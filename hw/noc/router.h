@@ -23,12 +23,11 @@ class Router : public FabricNode {
   size_t buffered_units() const;
 
  private:
-  // A unit waiting in an input VC. Plain data, so a buffer slab can stay untouched (and
-  // unallocated by the OS) where traffic never fills it.
+  // A unit waiting in an input VC.
   struct Buffered {
     tlm::tlm_generic_payload* trans;
     TransferExt* unit;
-    sc_dt::uint64 arrived;  // the head's arrival in kernel ticks (may lie ahead: filed when sent)
+    sc_core::sc_time arrived;  // the head's arrival (may lie ahead: units are filed when sent)
   };
   // One input VC: its FIFO is a ring in the router's slab (`depth_` slots: a VC holds at most
   // `buffer_flits` units, since each takes a credit), restarted at slot 0 whenever it empties so
@@ -54,9 +53,6 @@ class Router : public FabricNode {
   }
   const Buffered& front(int in_port, int vc, const InputVc& ivc) {
     return ring(in_port, vc)[ivc.first];
-  }
-  sc_core::sc_time front_arrival(int in_port, int vc, const InputVc& ivc) {
-    return sc_core::sc_time::from_value(front(in_port, vc, ivc).arrived);
   }
   Buffered pop_front(int in_port, int vc, InputVc& ivc);
   // Whether output VC `vc` of `out` has `need` credits now (counting in those back by now).

@@ -150,8 +150,9 @@ void NetworkInterface::inject_round() {
   sc_time next_eligible = sc_core::sc_max_time();
   bool wants_credit = false;
   const size_t n = outgoing_.size();
+  const size_t first = rr_ < n ? rr_ : 0;
   for (size_t k = 0; k < n; ++k) {
-    size_t idx = (rr_ + k) % n;
+    size_t idx = (first + k) % n;
     Outgoing& o = outgoing_[idx];
     if (o.eligible > now) {
       next_eligible = std::min(next_eligible, o.eligible);
@@ -193,9 +194,9 @@ void NetworkInterface::inject_round() {
       outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
       if (Probe* p = probe()) p->nic_queue(m->src, static_cast<int>(outgoing_.size()));
       sent(m, leaves);
-      rr_ = outgoing_.empty() ? 0 : idx % outgoing_.size();
+      rr_ = idx;
     } else {
-      rr_ = (idx + 1) % n;
+      rr_ = idx + 1;
     }
     if (!outgoing_.empty()) wake_at(std::max(now + cycle_, accepts_from(out)));
     return;

@@ -54,6 +54,9 @@ class NetworkInterface : public FabricNode {
   CallbackQueue& callbacks_;
   std::deque<Outgoing> outgoing_;
   std::vector<bool> vc_locked_;
+  // Where the next round starts looking: just past the message served last, wrapped only when
+  // used. Wrapping at once would make the order depend on whether a message queued in the same
+  // cycle (not yet eligible) was queued before or after this round ran.
   size_t rr_ = 0;
   bool credit_stalled_ = false;  // units wait and no VC has a credit (counted as link stall)
   sc_core::sc_time credit_stalled_since_;
