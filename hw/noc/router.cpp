@@ -73,7 +73,18 @@ void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferEx
   if (ivc.size == depth_)
     throw std::logic_error(std::string(name()) + ": input " + std::to_string(in_port) + " VC " +
                            std::to_string(unit.vc) + " received a unit without a credit");
-  ring(in_port, unit.vc)[(ivc.first + ivc.size++) % depth_] = {&trans, &unit, arrival};
+  const Buffered filed{&trans,
+                       &unit,
+                       arrival,
+                       unit.credits,
+                       route_port_[unit.dst],
+                       unit.head,
+                       static_cast<int8_t>(unit.vc_class)};
+  ring(in_port, unit.vc)[(ivc.first + ivc.size++) % depth_] = filed;
+  if (ivc.size == 1) {
+    ivc.head_arrived = arrival;
+    ivc.head_credits = unit.credits;
+  }
   in_[in_port].occupied |= uint64_t{1} << unit.vc;
   if (Probe* p = probe()) p->buffer_change(inputs_[in_port].link.id, unit.vc, 1, arrival);
   wake_at(arrival);
@@ -86,7 +97,7 @@ void Router::on_credit_returning(int, const sc_time& at) {
 void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
   // The head pays the whole pipeline, as in an uncontended allocation round; the output link may
   // still be serialising an earlier message (the wait is reported as stall).
-  const int o = route_port_[unit.message->dst];
+  const int o = route_port_[unit.dst];
   const sc_time depart = align(head_at) + delays_.routing + delays_.vc_alloc + delays_.switching;
   const LinkSlot slot = transmit(o, unit, depart);
   if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;
@@ -99,6 +110,9 @@ Router::Buffered Router::pop_front(int in_port, int vc, InputVc& ivc) {
     in_[in_port].occupied &= ~(uint64_t{1} << vc);
   } else {
     ivc.first = (ivc.first + 1) % depth_;
+    const Buffered& next = front(in_port, vc, ivc);
+    ivc.head_arrived = next.arrived;
+    ivc.head_credits = next.credits;
   }
   return unit;
 }
@@ -156,17 +170,16 @@ void Router::allocation_round() {
     for (uint64_t m = in.occupied; m; m &= m - 1) {
       const int v = __builtin_ctzll(m);
       InputVc& ivc = input_vc(i, v);
-      const Buffered& head = front(i, v, ivc);
-      if (head.arrived > now) {
-        later(head.arrived);
+      if (ivc.head_arrived > now) {
+        later(ivc.head_arrived);
         continue;
       }
       if (ivc.out_port < 0) {
-        if (!head.unit->head)
-          throw std::logic_error(std::string(name()) + ": body flit without route");
-        ivc.out_port = route_port_[head.unit->message->dst];
+        const Buffered& head = front(i, v, ivc);
+        if (!head.head) throw std::logic_error(std::string(name()) + ": body flit without route");
+        ivc.out_port = head.route;
         const int out_class =
-            head.unit->vc_class +
+            head.vc_class +
             (outputs_[ivc.out_port].link.dateline && params_.vc_classes > 1 ? 1 : 0);
         ivc.out_class = static_cast<int16_t>(std::min(out_class, params_.vc_classes - 1));
         ivc.va_ready = head.arrived + delays_.routing;
@@ -196,7 +209,7 @@ void Router::allocation_round() {
     for_each_vc_from(bidding, in.rr, [&](int v) {
       InputVc& ivc = input_vc(i, v);
       Output& out = outputs_[ivc.out_port];
-      if (!has_credits(out, ivc.out_vc, static_cast<int>(front(i, v, ivc).unit->credits), now)) {
+      if (!has_credits(out, ivc.out_vc, static_cast<int>(ivc.head_credits), now)) {
         later(next_credit(out));
         return true;
       }
@@ -226,7 +239,7 @@ void Router::allocation_round() {
     InputVc& ivc = input_vc(i, v);
     const Buffered unit = pop_front(i, v, ivc);
     // Stall: how long past its earliest possible grant (pipeline only) the unit waited.
-    const sc_time earliest = unit.unit->head ? ivc.va_ready + delays_.vc_alloc : unit.arrived;
+    const sc_time earliest = unit.head ? ivc.va_ready + delays_.vc_alloc : unit.arrived;
     if (now > earliest) out.stats.stall += now - earliest;
     if (Probe* p = probe()) {
       p->buffer_change(inputs_[i].link.id, v, -1, now);
@@ -242,7 +255,7 @@ void Router::allocation_round() {
     in.busy_until = std::max(now + cycle_, align(now + serialisation(out, unit.unit->wire_bytes)));
     // What the grant uncovered: the VC's next unit (routed and allocated from its arrival on) and
     // the input's other bids (from when the crossbar input is free again).
-    if (ivc.size) later(front(i, v, ivc).arrived);
+    if (ivc.size) later(ivc.head_arrived);
     if (in.occupied) later(in.busy_until);
     const bool tail = unit.unit->tail;
     release(i, *unit.trans, leaves);  // the upstream block may reuse the payload from here on

@@ -75,6 +75,7 @@ bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {
   const Message& m = *o.message;
   const uint64_t flit = params_.flit_bytes;
   unit.message = o.message;
+  unit.dst = m.dst;
   unit.vc_class = 0;
   unit.packet = o.packet;
   switch (params_.fidelity) {

@@ -32,6 +32,7 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
   uint32_t credits = 1;     // slots it holds downstream (min(flits, buffer depth))
   int vc = 0;
   int vc_class = 0;  // dateline class on rings
+  int dst = 0;       // the message's destination rank, carried so that routers need not look
   bool head = true;
   bool tail = true;
   sc_core::sc_time tail_at;  // when the unit's last byte reaches the receiving side
