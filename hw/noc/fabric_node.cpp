@@ -31,8 +31,8 @@ Fidelity fidelity_from_string(const std::string& text) {
   throw std::invalid_argument("unknown fidelity '" + text + "' (expected flit, packet or message)");
 }
 
-FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
-                       const std::vector<topology::Link>& inputs,
+FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params,
+                       FabricShared shared, const std::vector<topology::Link>& inputs,
                        const std::vector<topology::Link>& outputs)
     : sc_module(name),
       params_(params),
@@ -43,7 +43,8 @@ FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params,
                                            params.switch_traversal_delay_cycles),
               cycle_ * static_cast<double>(params.credit_delay_cycles),
               cycle_ * static_cast<double>(params.endpoint_delay_cycles)},
-      pool_(pool) {
+      pool_(shared.pool),
+      calendar_(shared.calendar) {
   for (const auto& l : inputs) add_input(l);
   for (const auto& l : outputs) add_output(l);
 }

@@ -23,6 +23,7 @@
 
 #include "hw/noc/fabric_params.h"
 #include "hw/proto/transfer.h"
+#include "hw/proto/wake_calendar.h"
 #include "models/topology/topology.h"
 
 namespace wafersim::hw {
@@ -37,13 +38,19 @@ struct LinkStats {
   sc_core::sc_time stall;
 };
 
-class FabricNode : public sc_core::sc_module {
+// What the blocks of one fabric share: the payload pool, and the calendar that wakes them.
+struct FabricShared {
+  PayloadPool& pool;
+  WakeCalendar& calendar;
+};
+
+class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
  public:
   using InitiatorSocket = tlm_utils::simple_initiator_socket_tagged<FabricNode>;
   using TargetSocket = tlm_utils::simple_target_socket_tagged<FabricNode>;
 
   // One input port per incoming link and one output port per outgoing link, in the order given.
-  FabricNode(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
+  FabricNode(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
              const std::vector<topology::Link>& inputs, const std::vector<topology::Link>& outputs);
 
   InitiatorSocket& output_socket(int port) { return *outputs_[port].socket; }
@@ -96,6 +103,8 @@ class FabricNode : public sc_core::sc_module {
   // Message fidelity: `unit`'s head reaches input `in_port` at `head_at` (>= now); pass it on now.
   virtual void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) = 0;
   bool decoupled() const { return params_.fidelity == Fidelity::Message; }
+  // Runs on_wake() at the first cycle boundary at or after `t` (>= now), unless it runs earlier.
+  void wake_at(const sc_core::sc_time& t) { calendar_.wake(*this, t); }
 
   // Counts in the credits of `out` that are back by `now`.
   void collect_credits(Output& out, const sc_core::sc_time& now);
@@ -163,6 +172,7 @@ class FabricNode : public sc_core::sc_module {
                               sc_core::sc_time& delay);
 
   PayloadPool& pool_;
+  WakeCalendar& calendar_;
 };
 
 }  // namespace wafersim::hw

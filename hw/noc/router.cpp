@@ -27,18 +27,15 @@ void for_each_vc_from(uint64_t mask, int first, Fn&& fn) {
 
 }  // namespace
 
-Router::Router(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
+Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
                const topology::Topology& topology, int node)
-    : FabricNode(name, params, pool, topology.links_of(topology.in_links(node)),
+    : FabricNode(name, params, shared, topology.links_of(topology.in_links(node)),
                  topology.links_of(topology.out_links(node))),
       topology_(topology),
       node_(node) {
   if (params_.vcs > 64)
     throw std::invalid_argument("vcs: at most 64 virtual channels per port, got " +
                                 std::to_string(params_.vcs));
-  SC_METHOD(allocation_round);
-  sensitive << wake_;
-  dont_initialize();
   in_.resize(inputs_.size());
   vcs_.resize(inputs_.size() * params_.vcs);
   if (!decoupled()) {
@@ -123,14 +120,6 @@ bool Router::has_credits(Output& out, int vc, int need, const sc_time& now) {
   return out.credits[vc] >= need;
 }
 
-void Router::wake_at(const sc_time& t) {
-  sc_time when = align(t);
-  if (wake_pending_ && wake_time_ <= when) return;
-  wake_pending_ = true;
-  wake_time_ = when;
-  wake_.notify(when - sc_core::sc_time_stamp());
-}
-
 bool Router::allocate_vc(int in_port, int vc, InputVc& ivc) {
   Output& out = outputs_[ivc.out_port];
   const int classes = params_.vc_classes;
@@ -146,7 +135,6 @@ bool Router::allocate_vc(int in_port, int vc, InputVc& ivc) {
 }
 
 void Router::allocation_round() {
-  wake_pending_ = false;
   ++event_counter();
   const sc_time now = sc_core::sc_time_stamp();
   const sc_time never = sc_core::sc_max_time();

@@ -15,8 +15,7 @@ namespace wafersim::hw {
 
 class Router : public FabricNode {
  public:
-  SC_HAS_PROCESS(Router);
-  Router(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
+  Router(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
          const topology::Topology& topology, int node);
 
   // Units currently buffered (for deadlock reports).
@@ -70,7 +69,7 @@ class Router : public FabricNode {
                   const sc_core::sc_time& arrival) override;
   void on_credit_returning(int out_port, const sc_core::sc_time& at) override;
   void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
-  void wake_at(const sc_core::sc_time& t);
+  void on_wake() override { allocation_round(); }
   void allocation_round();
   bool allocate_vc(int in_port, int vc, InputVc& ivc);
 
@@ -84,9 +83,6 @@ class Router : public FabricNode {
   // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
   std::vector<std::vector<std::pair<int, int>>> requests_;
   std::vector<int> requested_;  // outputs with at least one request this round
-  sc_core::sc_event wake_;
-  sc_core::sc_time wake_time_;
-  bool wake_pending_ = false;
 };
 
 }  // namespace wafersim::hw

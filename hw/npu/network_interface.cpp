@@ -16,16 +16,12 @@ uint64_t ceil_div(uint64_t a, uint64_t b) {
 }  // namespace
 
 NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricParams& params,
-                                   PayloadPool& pool, CallbackQueue& callbacks,
+                                   FabricShared shared, CallbackQueue& callbacks,
                                    const topology::Link& from_network,
                                    const topology::Link& to_network)
-    : FabricNode(name, params, pool, {from_network}, {to_network}),
+    : FabricNode(name, params, shared, {from_network}, {to_network}),
       callbacks_(callbacks),
-      vc_locked_(params.vcs, false) {
-  SC_METHOD(inject_round);
-  sensitive << wake_;
-  dont_initialize();
-}
+      vc_locked_(params.vcs, false) {}
 
 void NetworkInterface::send(Message* message) {
   if (decoupled()) {
@@ -61,14 +57,6 @@ void NetworkInterface::send_whole(Message* message) {
   message->injected = slot.start;
   if (slot.start > depart) outputs_[0].stats.stall += slot.start - depart;
   sent(message, slot.end);
-}
-
-void NetworkInterface::wake_at(const sc_time& t) {
-  sc_time when = align(t);
-  if (wake_pending_ && wake_time_ <= when) return;
-  wake_pending_ = true;
-  wake_time_ = when;
-  wake_.notify(when - sc_core::sc_time_stamp());
 }
 
 bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {
@@ -129,7 +117,6 @@ int NetworkInterface::pick_vc(const Outgoing& o, uint32_t credits) const {
 }
 
 void NetworkInterface::inject_round() {
-  wake_pending_ = false;
   ++event_counter();
   const sc_time now = sc_core::sc_time_stamp();
   if (outgoing_.empty()) return;

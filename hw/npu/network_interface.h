@@ -15,9 +15,8 @@ namespace wafersim::hw {
 
 class NetworkInterface : public FabricNode {
  public:
-  SC_HAS_PROCESS(NetworkInterface);
   // `to_network` / `from_network`: the NPU's attach link in each direction.
-  NetworkInterface(sc_core::sc_module_name name, const FabricParams& params, PayloadPool& pool,
+  NetworkInterface(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
                    CallbackQueue& callbacks, const topology::Link& from_network,
                    const topology::Link& to_network);
 
@@ -45,7 +44,7 @@ class NetworkInterface : public FabricNode {
   void receive(const TransferExt& unit);
   void send_whole(Message* message);
   void sent(Message* message, const sc_core::sc_time& at);
-  void wake_at(const sc_core::sc_time& t);
+  void on_wake() override { inject_round(); }
   void inject_round();
   // Fills `unit` with the next unit of `o` for the fidelity in force; true when it is the last one.
   bool next_unit(const Outgoing& o, TransferExt& unit) const;
@@ -60,9 +59,6 @@ class NetworkInterface : public FabricNode {
   size_t rr_ = 0;
   bool credit_stalled_ = false;  // units wait and no VC has a credit (counted as link stall)
   sc_core::sc_time credit_stalled_since_;
-  sc_core::sc_event wake_;
-  sc_core::sc_time wake_time_;
-  bool wake_pending_ = false;
 };
 
 }  // namespace wafersim::hw

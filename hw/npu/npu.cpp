@@ -11,7 +11,7 @@ using sc_core::SC_NS;
 using sc_core::sc_time;
 
 Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
-         const FabricParams& fabric, PayloadPool& pool, CallbackQueue& callbacks,
+         const FabricParams& fabric, FabricShared shared, CallbackQueue& callbacks,
          const topology::Link& from_network, const topology::Link& to_network)
     : sc_module(name),
       cmd("cmd"),
@@ -19,8 +19,8 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
       params_(params),
       cycle_(1.0 / params.clock_ghz, SC_NS),
       callbacks_(callbacks) {
-  nic_ =
-      std::make_unique<NetworkInterface>("nic", fabric, pool, callbacks_, from_network, to_network);
+  nic_ = std::make_unique<NetworkInterface>("nic", fabric, shared, callbacks_, from_network,
+                                            to_network);
   nic_->on_delivered = [this](Message* m) { delivered(m); };
   nic_->on_sent = [this](Message* m) {
     complete(*reinterpret_cast<tlm::tlm_generic_payload*>(m->cookie));

@@ -59,7 +59,7 @@ class Npu : public sc_core::sc_module {
   // `callbacks`: the platform's timed completions, shared by all NPUs (one SystemC event per
   // simulated instant however many NPUs finish something then).
   Npu(sc_core::sc_module_name name, int rank, const NpuParams& params, const FabricParams& fabric,
-      PayloadPool& pool, CallbackQueue& callbacks, const topology::Link& from_network,
+      FabricShared shared, CallbackQueue& callbacks, const topology::Link& from_network,
       const topology::Link& to_network);
   ~Npu() override;
 

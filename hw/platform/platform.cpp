@@ -7,7 +7,12 @@ namespace wafersim::hw {
 
 Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topology,
                    const FabricParams& fabric, const NpuParams& npu)
-    : sc_module(name), topology_(topology), fabric_(fabric), callbacks_("callbacks") {
+    : sc_module(name),
+      topology_(topology),
+      fabric_(fabric),
+      callbacks_("callbacks"),
+      calendar_("calendar", sc_core::sc_time(1.0 / fabric.clock_ghz, sc_core::SC_NS)) {
+  const FabricShared shared{pool_, calendar_};
   if (topology.needs_dateline_classes()) {
     if (fabric_.vcs < 2)
       throw std::invalid_argument(
@@ -23,12 +28,12 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
       if (in.size() != 1 || out.size() != 1)
         throw std::logic_error(node.name + " needs exactly one link in each direction");
       npus_[node.rank] =
-          std::make_unique<Npu>(node.name.c_str(), node.rank, npu, fabric_, pool_, callbacks_,
+          std::make_unique<Npu>(node.name.c_str(), node.rank, npu, fabric_, shared, callbacks_,
                                 topology.links()[in[0]], topology.links()[out[0]]);
       block[node.id] = &npus_[node.rank]->nic();
     } else {
       routers_.push_back(
-          std::make_unique<Router>(node.name.c_str(), fabric_, pool_, topology, node.id));
+          std::make_unique<Router>(node.name.c_str(), fabric_, shared, topology, node.id));
       block[node.id] = routers_.back().get();
     }
   }

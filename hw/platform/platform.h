@@ -33,6 +33,7 @@ class Platform : public sc_core::sc_module {
   FabricParams fabric_;
   PayloadPool pool_;
   CallbackQueue callbacks_;
+  WakeCalendar calendar_;  // wakes routers and network interfaces (one fabric clock)
   std::vector<std::unique_ptr<Npu>> npus_;
   std::vector<std::unique_ptr<Router>> routers_;
   std::vector<std::pair<FabricNode*, int>> link_source_;  // per link: sending block and its port
