@@ -17,7 +17,9 @@ namespace wafersim::hw {
 
 class WakeCalendar : public sc_core::sc_module {
  public:
-  // A block the calendar wakes: it runs on_wake() at most once per cycle it asked for.
+  // A block the calendar wakes. It runs on_wake() once, at the earliest cycle it asked for since it
+  // last ran (an earlier request replaces a later one), so each run asks again for what it still
+  // waits for.
   class Sleeper {
    public:
     virtual ~Sleeper() = default;
