@@ -76,35 +76,44 @@ void FabricNode::add_input(const topology::Link& link) {
   inputs_.push_back(std::move(in));
 }
 
-FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
-                                          const sc_time& depart) {
-  Output& out = outputs_[port];
-  const sc_time now = sc_core::sc_time_stamp();
+FabricNode::LinkSlot FabricNode::slot_for(const Output& out, const TransferExt& unit,
+                                          const sc_time& depart) const {
   const sc_time start = std::max(depart, out.link_free);
   const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
   // Cut-through: the unit cannot leave faster than its own tail arrives here.
   const sc_time end = std::max(start + serialisation(out, unit.wire_bytes),
                                unit.tail_at + serialisation(out, head_bytes));
-  const sc_time& latency = out.latency;
+  return {start, end};
+}
 
-  tlm::tlm_generic_payload* trans = pool_.acquire();
-  TransferExt* ext = transfer(*trans);
-  *ext = unit;
-  ext->tail_at = end + latency;
+void FabricNode::send(int port, tlm::tlm_generic_payload& trans, const LinkSlot& slot) {
+  Output& out = outputs_[port];
+  TransferExt& unit = *transfer(trans);
+  const sc_time now = sc_core::sc_time_stamp();
+  const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
+  unit.tail_at = slot.end + out.latency;
   if (!decoupled()) out.credits[unit.vc] -= static_cast<int>(unit.credits);
-  out.link_free = end;
+  out.link_free = slot.end;
   out.stats.units++;
   out.stats.bytes += unit.wire_bytes;
   out.stats.busy += serialisation(out, unit.wire_bytes);
   if (Probe* p = probe()) {
-    p->link_unit(out.link.id, start, start + serialisation(out, unit.wire_bytes), unit);
+    p->link_unit(out.link.id, slot.start, slot.start + serialisation(out, unit.wire_bytes), unit);
     if (!decoupled()) p->credit_change(out.link.id, unit.vc, -static_cast<int>(unit.credits), now);
   }
 
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_time delay = start + serialisation(out, head_bytes) + latency - now;
-  if (out.forward->nb_transport_fw(*trans, phase, delay) == tlm::TLM_COMPLETED) trans->release();
-  return {start, end};
+  sc_time delay = slot.start + serialisation(out, head_bytes) + out.latency - now;
+  if (out.forward->nb_transport_fw(trans, phase, delay) == tlm::TLM_COMPLETED) trans.release();
+}
+
+FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
+                                          const sc_time& depart) {
+  const LinkSlot slot = slot_for(outputs_[port], unit, depart);
+  tlm::tlm_generic_payload* trans = pool_.acquire();
+  *transfer(*trans) = unit;
+  send(port, *trans, slot);
+  return slot;
 }
 
 void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_time& after) {

@@ -129,8 +129,14 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     const sc_core::sc_time margin = cycle_ + ahead;
     return out.link_free > margin ? out.link_free - margin : sc_core::SC_ZERO_TIME;
   }
-  // Puts a unit on output `port`, leaving this block at `depart` (>= now). Copies `unit` into a
-  // fresh pooled payload; returns when it occupies the link (its end: the link is free again).
+  // Where `unit` would occupy output `out`'s link if it left this block at `depart` (>= now).
+  LinkSlot slot_for(const Output& out, const TransferExt& unit,
+                    const sc_core::sc_time& depart) const;
+  // Puts the unit `trans` carries on output `port` in `slot` (from slot_for, with nothing sent on
+  // that output since): BEGIN_REQ to the next block, which takes this block's reference.
+  void send(int port, tlm::tlm_generic_payload& trans, const LinkSlot& slot);
+  // Puts a copy of `unit` in a fresh pooled payload on output `port`, leaving this block at
+  // `depart` (>= now); returns where it occupies the link (its end: the link is free again).
   LinkSlot transmit(int port, const TransferExt& unit, const sc_core::sc_time& depart);
   // Frees the buffer slots `trans` held on input `port`: the credit reaches the sender after
   // `after` plus the credit delay.

@@ -233,20 +233,26 @@ void Router::allocation_round() {
       p->buffer_change(inputs_[i].link.id, v, -1, now);
       p->grant(out.link.id, inputs_[i].link.id);
     }
-    TransferExt forwarded = *unit.unit;
-    forwarded.vc = ivc.out_vc;
-    forwarded.vc_class = ivc.out_class;
-    forwarded.credits = std::min(forwarded.flits, params_.buffer_flits);
-    const sc_time leaves = transmit(o, forwarded, now + pipeline).end;
+    // The unit goes on in its own payload: the credit upstream (END_REQ) is sent first, while the
+    // extension still says which VC it frees, with a reference kept for the next hop. No copy, and
+    // the payload is still in cache.
+    TransferExt& ext = *unit.unit;
+    const uint64_t wire_bytes = ext.wire_bytes;
+    const bool tail = ext.tail;
+    const LinkSlot slot = slot_for(out, ext, now + pipeline);
+    unit.trans->acquire();
+    release(i, *unit.trans, slot.end);
+    ext.vc = ivc.out_vc;
+    ext.vc_class = ivc.out_class;
+    ext.credits = std::min(ext.flits, params_.buffer_flits);
+    send(o, *unit.trans, slot);  // the payload belongs to the next block from here on
     in.rr = (v + 1) % params_.vcs;
     // The crossbar input reads one unit at a time: a packet or message holds it while it streams.
-    in.busy_until = std::max(now + cycle_, align(now + serialisation(out, unit.unit->wire_bytes)));
+    in.busy_until = std::max(now + cycle_, align(now + serialisation(out, wire_bytes)));
     // What the grant uncovered: the VC's next unit (routed and allocated from its arrival on) and
     // the input's other bids (from when the crossbar input is free again).
     if (ivc.size) later(ivc.head_arrived);
     if (in.occupied) later(in.busy_until);
-    const bool tail = unit.unit->tail;
-    release(i, *unit.trans, leaves);  // the upstream block may reuse the payload from here on
     if (tail) {
       out.owner[ivc.out_vc] = -1;
       ivc.out_port = -1;

@@ -38,9 +38,7 @@ void NetworkInterface::send(Message* message) {
 }
 
 void NetworkInterface::sent(Message* message, const sc_time& at) {
-  callbacks_.at(at, [this, message]() {
-    if (on_sent) on_sent(message);
-  });
+  if (on_sent) callbacks_.at(at, [this, message]() { on_sent(message); });
 }
 
 void NetworkInterface::send_whole(Message* message) {
