@@ -43,6 +43,7 @@ FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params,
                                            params.switch_traversal_delay_cycles),
               cycle_ * static_cast<double>(params.credit_delay_cycles),
               cycle_ * static_cast<double>(params.endpoint_delay_cycles)},
+      never_(sc_core::sc_max_time()),
       pool_(shared.pool),
       calendar_(shared.calendar) {
   for (const auto& l : inputs) add_input(l);
@@ -58,7 +59,7 @@ void FabricNode::add_output(const topology::Link& link) {
   out.latency = cycle_ * static_cast<double>(link.latency_cycles);
   out.bytes_per_cycle = link.bytes_per_cycle;
   out.credits.assign(params_.vcs, static_cast<int>(params_.buffer_flits));
-  out.owner.assign(params_.vcs, -1);
+  out.free_vcs = params_.vcs >= 64 ? ~uint64_t{0} : (uint64_t{1} << params_.vcs) - 1;
   outputs_.push_back(std::move(out));
 }
 
@@ -89,7 +90,7 @@ FabricNode::LinkSlot FabricNode::slot_for(const Output& out, const TransferExt& 
 void FabricNode::send(int port, tlm::tlm_generic_payload& trans, const LinkSlot& slot) {
   Output& out = outputs_[port];
   TransferExt& unit = *transfer(trans);
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = this->now();
   const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
   unit.tail_at = slot.end + out.latency;
   if (!decoupled()) out.credits[unit.vc] -= static_cast<int>(unit.credits);
@@ -118,7 +119,7 @@ FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
 
 void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_time& after) {
   tlm::tlm_phase phase = tlm::END_REQ;
-  sc_time delay = after - sc_core::sc_time_stamp() + delays_.credit;
+  sc_time delay = after - now() + delays_.credit;
   (*inputs_[in_port].socket)->nb_transport_bw(trans, phase, delay);
 }
 
@@ -127,7 +128,7 @@ tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans
   if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase");
   TransferExt* unit = transfer(trans);
   unit->port = port;
-  const sc_time arrival = sc_core::sc_time_stamp() + delay;
+  const sc_time arrival = now() + delay;
   if (decoupled()) {
     pass(port, *unit, arrival);
     return tlm::TLM_COMPLETED;
@@ -143,12 +144,16 @@ tlm::tlm_sync_enum FabricNode::backward(int port, tlm::tlm_generic_payload& tran
     throw std::logic_error(std::string(name()) + ": unexpected phase");
   const TransferExt& unit = *transfer(trans);
   Output& out = outputs_[port];
-  const sc_time at = sc_core::sc_time_stamp() + delay;
+  const sc_time at = now() + delay;
   const int credits = static_cast<int>(unit.credits);
   // Credits of one link come back in the order their units left; keep the list sorted anyway.
-  auto slot = out.returning.end();
-  while (slot != out.returning.begin() && std::prev(slot)->at > at) --slot;
-  out.returning.insert(slot, {at, unit.vc, credits});
+  if (out.returning.empty() || out.returning.back().at <= at) {
+    out.returning.push_back({at, unit.vc, credits});
+  } else {
+    auto slot = std::prev(out.returning.end());
+    while (slot != out.returning.begin() && std::prev(slot)->at > at) --slot;
+    out.returning.insert(slot, {at, unit.vc, credits});
+  }
   if (Probe* p = probe()) p->credit_change(out.link.id, unit.vc, credits, at);
   trans.release();
   if (out.credit_wait) {
@@ -168,7 +173,7 @@ void FabricNode::collect_credits(Output& out, const sc_time& now) {
 sc_time FabricNode::next_credit(Output& out) {
   if (!out.returning.empty()) return out.returning.front().at;
   out.credit_wait = true;
-  return sc_core::sc_max_time();
+  return never_;
 }
 
 }  // namespace wafersim::hw

@@ -79,9 +79,10 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     };
     std::deque<Returning> returning;
     bool credit_wait = false;
-    std::vector<int> owner;  // per VC, the input VC holding it (-1 = free)
+    uint64_t free_vcs = 0;  // bit v set: no packet holds VC v (routers allocate from it)
     LinkStats stats;
-    int rr = 0;
+    int rr = 0;     // switch allocation: the input this output serves first
+    int vc_rr = 0;  // VC allocation: the VC it hands out first
   };
   struct Input {
     std::unique_ptr<TargetSocket> socket;
@@ -105,6 +106,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   bool decoupled() const { return params_.fidelity == Fidelity::Message; }
   // Runs on_wake() at the first cycle boundary at or after `t` (>= now), unless it runs earlier.
   void wake_at(const sc_core::sc_time& t) { calendar_.wake(*this, t); }
+  sc_core::sc_time now() const { return calendar_.now(); }
 
   // Counts in the credits of `out` that are back by `now`.
   void collect_credits(Output& out, const sc_core::sc_time& now);
@@ -159,6 +161,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   const FabricParams params_;
   const sc_core::sc_time cycle_;
   const Delays delays_;
+  const sc_core::sc_time never_;  // sc_max_time(), which is a library call
   std::vector<Output> outputs_;
   std::vector<Input> inputs_;
 

@@ -25,6 +25,12 @@ void for_each_vc_from(uint64_t mask, int first, Fn&& fn) {
     if (!fn(__builtin_ctzll(m))) return;
 }
 
+// The first set bit of `mask` (not empty) at or after `first`, wrapping round.
+int first_from(uint64_t mask, int first) {
+  const uint64_t high = first >= 64 ? 0 : mask >> first;
+  return high ? first + __builtin_ctzll(high) : __builtin_ctzll(mask);
+}
+
 }  // namespace
 
 Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
@@ -36,6 +42,8 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
   if (params_.vcs > 64)
     throw std::invalid_argument("vcs: at most 64 virtual channels per port, got " +
                                 std::to_string(params_.vcs));
+  class_vcs_.assign(params_.vc_classes, 0);
+  for (int v = 0; v < params_.vcs; ++v) class_vcs_[v % params_.vc_classes] |= uint64_t{1} << v;
   in_.resize(inputs_.size());
   vcs_.resize(inputs_.size() * params_.vcs);
   if (!decoupled()) {
@@ -120,24 +128,22 @@ bool Router::has_credits(Output& out, int vc, int need, const sc_time& now) {
   return out.credits[vc] >= need;
 }
 
-bool Router::allocate_vc(int in_port, int vc, InputVc& ivc) {
+bool Router::allocate_vc(InputVc& ivc) {
+  // The first free VC of the packet's class at or after the output's round-robin pointer.
   Output& out = outputs_[ivc.out_port];
-  const int classes = params_.vc_classes;
-  for (int k = 0; k < params_.vcs; ++k) {
-    int v = (out.rr + k) % params_.vcs;
-    if (v % classes != ivc.out_class % classes || out.owner[v] >= 0) continue;
-    out.owner[v] = in_port * params_.vcs + vc;
-    out.rr = (v + 1) % params_.vcs;
-    ivc.out_vc = static_cast<int16_t>(v);
-    return true;
-  }
-  return false;
+  const uint64_t candidates = out.free_vcs & class_vcs_[ivc.out_class % params_.vc_classes];
+  if (!candidates) return false;
+  const int v = first_from(candidates, out.vc_rr);
+  out.free_vcs &= ~(uint64_t{1} << v);
+  out.vc_rr = (v + 1) % params_.vcs;
+  ivc.out_vc = static_cast<int16_t>(v);
+  return true;
 }
 
 void Router::allocation_round() {
   ++event_counter();
-  const sc_time now = sc_core::sc_time_stamp();
-  const sc_time never = sc_core::sc_max_time();
+  const sc_time now = this->now();
+  const sc_time& never = never_;
   sc_time next = never;
   auto later = [&](const sc_time& t) { next = std::min(next, t); };
   // A round only changes state where a unit moves on, and every unit that waits has asked for a
@@ -177,7 +183,7 @@ void Router::allocation_round() {
           later(ivc.va_ready);
           continue;
         }
-        if (!allocate_vc(i, v, ivc)) {
+        if (!allocate_vc(ivc)) {
           va_blocked = true;  // until a tail leaves this router
           continue;
         }
@@ -254,7 +260,7 @@ void Router::allocation_round() {
     if (ivc.size) later(ivc.head_arrived);
     if (in.occupied) later(in.busy_until);
     if (tail) {
-      out.owner[ivc.out_vc] = -1;
+      out.free_vcs |= uint64_t{1} << ivc.out_vc;
       ivc.out_port = -1;
       ivc.out_vc = -1;
       released = true;

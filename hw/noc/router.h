@@ -71,7 +71,8 @@ class Router : public FabricNode {
   void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
   void on_wake() override { allocation_round(); }
   void allocation_round();
-  bool allocate_vc(int in_port, int vc, InputVc& ivc);
+  // VC allocation for the packet at the head of `ivc` (routed): true if it got an output VC.
+  bool allocate_vc(InputVc& ivc);
 
   const topology::Topology& topology_;
   const int node_;
@@ -79,6 +80,7 @@ class Router : public FabricNode {
   std::vector<InputVc> vcs_;  // input-major: all VCs of input 0, then input 1, ...
   uint32_t depth_ = 0;        // ring slots per input VC
   std::unique_ptr<Buffered[]> slab_;
+  std::vector<uint64_t> class_vcs_;   // per VC class, its VCs (v % classes == class)
   std::vector<uint16_t> route_port_;  // destination rank -> output port (2 bytes: 1,024 routers)
   // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
   std::vector<std::vector<std::pair<int, int>>> requests_;

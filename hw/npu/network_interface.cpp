@@ -1,6 +1,8 @@
 #include "hw/npu/network_interface.h"
 
 #include <algorithm>
+#include <climits>
+#include <utility>
 
 #include "hw/proto/event_counter.h"
 #include "hw/proto/probe.h"
@@ -21,17 +23,18 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
                                    const topology::Link& to_network)
     : FabricNode(name, params, shared, {from_network}, {to_network}),
       callbacks_(callbacks),
-      vc_locked_(params.vcs, false) {}
+      vc_locked_(params.vcs, false),
+      lane_users_(params.vcs / params.vc_classes, 0) {}
 
 void NetworkInterface::send(Message* message) {
   if (decoupled()) {
     send_whole(message);
     return;
   }
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = this->now();
   Outgoing o;
   o.message = message;
-  o.eligible = now + cycle_ * static_cast<double>(params_.endpoint_delay_cycles);
+  o.eligible = now + delays_.endpoint;
   outgoing_.push_back(std::move(o));
   if (Probe* p = probe()) p->nic_queue(message->src, static_cast<int>(outgoing_.size()));
   wake_at(outgoing_.back().eligible);
@@ -46,8 +49,7 @@ void NetworkInterface::send_whole(Message* message) {
   whole.message = message;
   TransferExt unit;
   next_unit(whole, unit);
-  const sc_time depart =
-      align(sc_core::sc_time_stamp() + cycle_ * static_cast<double>(params_.endpoint_delay_cycles));
+  const sc_time depart = align(now() + delays_.endpoint);
   unit.vc = 0;
   unit.credits = 0;
   unit.tail_at = depart;
@@ -97,17 +99,48 @@ bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {
   return true;
 }
 
-int NetworkInterface::pick_vc(const Outgoing& o, uint32_t credits) const {
-  if (o.vc >= 0) return outputs_[0].credits[o.vc] >= static_cast<int>(credits) ? o.vc : -1;
-  // A message's packets alternate between two VCs of the injection class: while one packet
-  // streams, the next waits at the head of the other VC and is routed and allocated, so packets
-  // follow each other without a pipeline bubble; and a message never holds more than two VCs, so
-  // another message can pass it when it is blocked (docs/validation.md).
+// A message's packets alternate between two VCs of the injection class ("lanes"): while one packet
+// streams, the next waits at the head of the other VC and is routed and allocated, so packets
+// follow each other without a pipeline bubble; and a message never holds more than two VCs, so
+// another message can pass it when it is blocked (docs/validation.md). Its pair is chosen when its
+// first packet leaves: the one fewest other messages in this NIC use (so that it does not queue
+// behind one of them if that one blocks), then the one with the most free buffer downstream, then
+// the one its id points at (which spreads messages over the VCs).
+int NetworkInterface::first_lane(const Outgoing& o) const {
+  if (o.lane >= 0) return o.lane;
   const int classes = params_.vc_classes;
   const int lanes = params_.vcs / classes;  // VCs of class 0: 0, classes, 2 x classes, ...
   const int spread = std::min(2, lanes);
+  int best = 0;
+  std::pair<int, int> best_score{INT_MAX, 0};  // (users, -free credits): lower is better
+  for (int k = 0; k < lanes; ++k) {
+    const int lane = static_cast<int>((o.message->id + k) % lanes);
+    std::pair<int, int> score{0, 0};
+    for (int j = 0; j < spread; ++j) {
+      const int l = (lane + j) % lanes;
+      score.first += lane_users_[l];
+      score.second -= outputs_[0].credits[l * classes];
+    }
+    if (score < best_score) {
+      best = lane;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+void NetworkInterface::use_lanes(int first, int delta) {
+  const int lanes = params_.vcs / params_.vc_classes;
+  for (int j = 0; j < std::min(2, lanes); ++j) lane_users_[(first + j) % lanes] += delta;
+}
+
+int NetworkInterface::pick_vc(const Outgoing& o, int first, uint32_t credits) const {
+  if (o.vc >= 0) return outputs_[0].credits[o.vc] >= static_cast<int>(credits) ? o.vc : -1;
+  const int classes = params_.vc_classes;
+  const int lanes = params_.vcs / classes;
+  const int spread = std::min(2, lanes);
   for (int k = 0; k < spread; ++k) {
-    const uint64_t lane = (o.message->id + (o.packet + k) % spread) % lanes;
+    const uint64_t lane = (first + (o.packet + k) % spread) % lanes;
     const int v = static_cast<int>(lane) * classes;
     if (!vc_locked_[v] && outputs_[0].credits[v] >= static_cast<int>(credits)) return v;
   }
@@ -116,7 +149,7 @@ int NetworkInterface::pick_vc(const Outgoing& o, uint32_t credits) const {
 
 void NetworkInterface::inject_round() {
   ++event_counter();
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = this->now();
   if (outgoing_.empty()) return;
   Output& out = outputs_[0];
   collect_credits(out, now);
@@ -130,10 +163,10 @@ void NetworkInterface::inject_round() {
     if (!credit_stalled_) credit_stalled_since_ = now;
     credit_stalled_ = true;
     const sc_time back = next_credit(out);
-    if (back != sc_core::sc_max_time()) wake_at(back);
+    if (back != never_) wake_at(back);
     return;
   }
-  sc_time next_eligible = sc_core::sc_max_time();
+  sc_time next_eligible = never_;
   bool wants_credit = false;
   const size_t n = outgoing_.size();
   const size_t first = rr_ < n ? rr_ : 0;
@@ -147,12 +180,15 @@ void NetworkInterface::inject_round() {
     TransferExt unit;
     bool last = next_unit(o, unit);
     unit.credits = std::min(unit.flits, params_.buffer_flits);
-    int vc = pick_vc(o, unit.credits);
+    const int lane = first_lane(o);
+    int vc = pick_vc(o, lane, unit.credits);
     if (vc < 0) {
       wants_credit = true;
       continue;
     }
     unit.vc = vc;
+    if (o.lane < 0) use_lanes(lane, +1);
+    o.lane = lane;
     unit.tail_at = now;
     if (credit_stalled_) out.stats.stall += now - credit_stalled_since_;
     credit_stalled_ = false;
@@ -177,6 +213,7 @@ void NetworkInterface::inject_round() {
     }
     if (last) {
       Message* m = o.message;
+      use_lanes(o.lane, -1);
       outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
       if (Probe* p = probe()) p->nic_queue(m->src, static_cast<int>(outgoing_.size()));
       sent(m, leaves);
@@ -188,7 +225,7 @@ void NetworkInterface::inject_round() {
     return;
   }
   if (wants_credit) next_eligible = std::min(next_eligible, next_credit(out));
-  if (next_eligible != sc_core::sc_max_time()) wake_at(next_eligible);
+  if (next_eligible != never_) wake_at(next_eligible);
 }
 
 void NetworkInterface::on_credit_returning(int, const sc_time& at) {

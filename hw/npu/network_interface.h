@@ -34,6 +34,7 @@ class NetworkInterface : public FabricNode {
     uint64_t packet = 0;
     uint32_t flit = 0;  // next flit of the current packet (flit fidelity)
     int vc = -1;        // VC held mid-packet (flit fidelity)
+    int lane = -1;      // the first of its two injection VCs, chosen with its first packet
   };
 
   void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
@@ -48,11 +49,14 @@ class NetworkInterface : public FabricNode {
   void inject_round();
   // Fills `unit` with the next unit of `o` for the fidelity in force; true when it is the last one.
   bool next_unit(const Outgoing& o, TransferExt& unit) const;
-  int pick_vc(const Outgoing& o, uint32_t credits) const;
+  int first_lane(const Outgoing& o) const;
+  void use_lanes(int first, int delta);  // counts a message in (+1) or out (-1) of its lanes
+  int pick_vc(const Outgoing& o, int first, uint32_t credits) const;
 
   CallbackQueue& callbacks_;
   std::deque<Outgoing> outgoing_;
   std::vector<bool> vc_locked_;
+  std::vector<int> lane_users_;  // per lane, messages in progress whose pair includes it
   // Where the next round starts looking: just past the message served last, wrapped only when
   // used. Wrapping at once would make the order depend on whether a message queued in the same
   // cycle (not yet eligible) was queued before or after this round ran.

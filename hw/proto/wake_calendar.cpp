@@ -36,7 +36,8 @@ void WakeCalendar::notify(uint64_t cycle) {
 }
 
 void WakeCalendar::run_cycle() {
-  const uint64_t now = sc_core::sc_time_stamp().value() / cycle_.value();
+  now_ = sc_core::sc_time_stamp();
+  const uint64_t now = now_.value() / cycle_.value();
   current_ = now;
   notified_ = UINT64_MAX;
   while (!beyond_.empty() && beyond_.top().first < now + kSlots) {

@@ -39,6 +39,9 @@ class WakeCalendar : public sc_core::sc_module {
   // Wakes `sleeper` at the start of the first cycle at or after `t` (t >= now), unless it is
   // already due by then.
   void wake(Sleeper& sleeper, const sc_core::sc_time& t);
+  // The simulated time, kept while the calendar runs its blocks: they and the blocks they call
+  // read it on every unit, and the kernel's sc_time_stamp() is a library call.
+  sc_core::sc_time now() const { return running_ ? now_ : sc_core::sc_time_stamp(); }
 
  private:
   static constexpr uint64_t kSlots = 256;  // the wheel: a power of two, in cycles
@@ -55,6 +58,7 @@ class WakeCalendar : public sc_core::sc_module {
                       std::greater<>>
       beyond_;
   uint64_t current_ = 0;  // the cycle being run, or run last
+  sc_core::sc_time now_;  // its start
   bool running_ = false;
   uint64_t notified_ = UINT64_MAX;  // the cycle the process is notified for
   sc_core::sc_event tick_;
