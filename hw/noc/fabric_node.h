@@ -68,6 +68,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     topology::Link link;
     sc_core::sc_time latency;    // the link's flight time
     double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
+    sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
     sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
     std::vector<int> credits;    // per VC, slots free downstream (returned credits counted in)
     // Credits on their way back, by the time they arrive; and whether the block waits for one
@@ -116,6 +117,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
 
   // Serialisation time of `bytes` on an output link.
   sc_core::sc_time serialisation(const Output& out, uint64_t bytes) const {
+    if (bytes == params_.flit_bytes) return out.flit_time;
     // In cycles first, then time: a byte's time alone would round to the picosecond.
     return cycle_ * (static_cast<double>(bytes) / out.bytes_per_cycle);
   }

@@ -124,6 +124,8 @@ int NetworkInterface::first_lane(const Outgoing& o) const {
     if (score < best_score) {
       best = lane;
       best_score = score;
+      if (score.first == 0 && -score.second == spread * static_cast<int>(params_.buffer_flits))
+        break;  // unused and empty downstream: nothing beats it
     }
   }
   return best;
