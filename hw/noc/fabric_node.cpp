@@ -66,6 +66,7 @@ void FabricNode::add_output(const topology::Link& link) {
 
 void FabricNode::end_of_elaboration() {
   for (Output& out : outputs_) out.forward = out.socket->operator->();
+  for (Input& in : inputs_) in.backward = in.socket->get_base_port().operator->();
 }
 
 void FabricNode::add_input(const topology::Link& link) {
@@ -121,7 +122,7 @@ FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
 void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_time& after) {
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_time delay = after - now() + delays_.credit;
-  (*inputs_[in_port].socket)->nb_transport_bw(trans, phase, delay);
+  inputs_[in_port].backward->nb_transport_bw(trans, phase, delay);
 }
 
 tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans,

@@ -87,6 +87,10 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   };
   struct Input {
     std::unique_ptr<TargetSocket> socket;
+    // The sender's backward interface, looked up once after elaboration: the simple target
+    // socket's own backward path looks each call up in its table of blocking calls, and these
+    // links make none (credits cross it once per unit per hop).
+    tlm::tlm_bw_transport_if<>* backward = nullptr;
     topology::Link link;
   };
 

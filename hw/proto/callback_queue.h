@@ -25,10 +25,16 @@ class CallbackQueue : public sc_core::sc_module {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time t = when < now ? now : when;
     const bool earliest = due_.empty() || t < due_.begin()->first;
-    auto [it, fresh] = due_.try_emplace(t);
-    if (fresh && !spare_.empty()) {
-      it->second = std::move(spare_.back());
-      spare_.pop_back();
+    auto it = due_.find(t);
+    if (it == due_.end()) {
+      if (spare_.empty()) {
+        it = due_.try_emplace(t).first;
+      } else {  // a node from an earlier instant, its vector's capacity kept: no allocation
+        auto node = std::move(spare_.back());
+        spare_.pop_back();
+        node.key() = t;
+        it = due_.insert(std::move(node)).position;
+      }
     }
     it->second.push_back(std::move(fn));
     if (earliest) event_.notify(t - now);
@@ -40,20 +46,21 @@ class CallbackQueue : public sc_core::sc_module {
   void run_due() {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     while (!due_.empty() && due_.begin()->first <= now) {
-      std::vector<std::function<void()>> batch = std::move(due_.begin()->second);
-      due_.erase(due_.begin());  // callbacks may queue more for now: a new group, run next
-      for (auto& fn : batch) {
+      // Taken out of the map first: callbacks may queue more for now, as a new group run next.
+      auto node = due_.extract(due_.begin());
+      for (auto& fn : node.mapped()) {
         ++event_counter();
         fn();
       }
-      batch.clear();
-      spare_.push_back(std::move(batch));
+      node.mapped().clear();
+      spare_.push_back(std::move(node));
     }
     if (!due_.empty()) event_.notify(due_.begin()->first - now);
   }
 
-  std::map<sc_core::sc_time, std::vector<std::function<void()>>> due_;
-  std::vector<std::vector<std::function<void()>>> spare_;  // emptied groups, reused
+  using Due = std::map<sc_core::sc_time, std::vector<std::function<void()>>>;
+  Due due_;
+  std::vector<Due::node_type> spare_;  // emptied groups, map node and vector reused
   sc_core::sc_event event_;
 };
 

@@ -70,6 +70,17 @@ TrafficDriver::TrafficDriver(sc_core::sc_module_name name, const TrafficSpec& sp
 
 TrafficDriver::~TrafficDriver() = default;
 
+hw::Message* TrafficDriver::new_message() {
+  if (spare_.empty()) {
+    messages_.push_back(std::make_unique<hw::Message>());
+    return messages_.back().get();
+  }
+  hw::Message* m = spare_.back();
+  spare_.pop_back();
+  *m = hw::Message{};
+  return m;
+}
+
 uint64_t TrafficDriver::cycle_of(const sc_time& t) const {
   return static_cast<uint64_t>(std::llround(t / cycle_));
 }
@@ -89,7 +100,7 @@ void TrafficDriver::generate() {
   while (!next_.empty() && next_.top().cycle <= now) {
     const int src = next_.top().node;
     next_.pop();
-    auto* m = new hw::Message;
+    hw::Message* m = new_message();
     m->id = next_id_++;
     m->src = src;
     m->dst = picker_.pick(src, rng_);
@@ -119,7 +130,7 @@ void TrafficDriver::delivered(hw::Message* m) {
     ++measured_done_;
   }
   --in_flight_;
-  delete m;
+  spare_.push_back(m);
   if (measured_done_ == measured_ && at >= spec_.warmup_cycles + spec_.measure_cycles)
     stop_if_done();
 }

@@ -85,6 +85,10 @@ class TrafficDriver : public sc_core::sc_module {
   std::priority_queue<NextPacket, std::vector<NextPacket>, std::greater<NextPacket>> next_;
   sc_core::sc_event wake_;
   sc_core::sc_event deadline_;
+  // Messages are recycled: one per packet, millions per run.
+  hw::Message* new_message();
+  std::vector<std::unique_ptr<hw::Message>> messages_;
+  std::vector<hw::Message*> spare_;
   uint64_t next_id_ = 0;
   uint64_t in_flight_ = 0;
 
