@@ -47,6 +47,7 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
   if (params_.vcs > 64)
     throw std::invalid_argument("vcs: at most 64 virtual channels per port, got " +
                                 std::to_string(params_.vcs));
+  for (const Output& out : outputs_) dateline_.push_back(out.link.dateline);
   class_vcs_.assign(params_.vc_classes, 0);
   for (int v = 0; v < params_.vcs; ++v) class_vcs_[v % params_.vc_classes] |= uint64_t{1} << v;
   in_.resize(inputs_.size());
@@ -83,20 +84,15 @@ void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferEx
   if (ivc.size == depth_)
     throw std::logic_error(std::string(name()) + ": input " + std::to_string(in_port) + " VC " +
                            std::to_string(unit.vc) + " received a unit without a credit");
-  const Buffered filed{&trans,
-                       &unit,
-                       arrival,
-                       unit.credits,
-                       route_port_[unit.dst],
-                       unit.head,
-                       static_cast<int8_t>(unit.vc_class)};
+  const int route = route_port_[unit.dst];
+  const int out_class = std::min(
+      unit.vc_class + (dateline_[route] && params_.vc_classes > 1 ? 1 : 0), params_.vc_classes - 1);
+  const Summary summary{arrival, unit.credits, static_cast<uint16_t>(route), unit.head,
+                        static_cast<int8_t>(out_class)};
   uint32_t slot = ivc.first + ivc.size++;
   if (slot >= depth_) slot -= depth_;
-  ring(in_port, unit.vc)[slot] = filed;
-  if (ivc.size == 1) {
-    ivc.head_arrived = arrival;
-    ivc.head_credits = unit.credits;
-  }
+  ring(in_port, unit.vc)[slot] = {&trans, &unit, summary};
+  if (ivc.size == 1) ivc.head = summary;
   in_[in_port].occupied |= uint64_t{1} << unit.vc;
   if (Probe* p = probe()) p->buffer_change(inputs_[in_port].link.id, unit.vc, 1, arrival);
   wake_at(arrival);
@@ -122,9 +118,7 @@ Router::Buffered Router::pop_front(int in_port, int vc, InputVc& ivc) {
     in_[in_port].occupied &= ~(uint64_t{1} << vc);
   } else {
     ivc.first = after(static_cast<int>(ivc.first), static_cast<int>(depth_));
-    const Buffered& next = front(in_port, vc, ivc);
-    ivc.head_arrived = next.arrived;
-    ivc.head_credits = next.credits;
+    ivc.head = front(in_port, vc, ivc).summary;
   }
   return unit;
 }
@@ -171,19 +165,16 @@ void Router::allocation_round() {
     for (uint64_t m = in.occupied; m; m &= m - 1) {
       const int v = __builtin_ctzll(m);
       InputVc& ivc = input_vc(i, v);
-      if (ivc.head_arrived > now) {
-        later(ivc.head_arrived);
+      if (ivc.head.arrived > now) {
+        later(ivc.head.arrived);
         continue;
       }
       if (ivc.out_port < 0) {
-        const Buffered& head = front(i, v, ivc);
-        if (!head.head) throw std::logic_error(std::string(name()) + ": body flit without route");
-        ivc.out_port = head.route;
-        const int out_class =
-            head.vc_class +
-            (outputs_[ivc.out_port].link.dateline && params_.vc_classes > 1 ? 1 : 0);
-        ivc.out_class = static_cast<int16_t>(std::min(out_class, params_.vc_classes - 1));
-        ivc.va_ready = head.arrived + delays_.routing;
+        if (!ivc.head.head)
+          throw std::logic_error(std::string(name()) + ": body flit without route");
+        ivc.out_port = ivc.head.route;
+        ivc.out_class = ivc.head.out_class;
+        ivc.va_ready = ivc.head.arrived + delays_.routing;
       }
       if (ivc.out_vc < 0) {
         if (ivc.va_ready > now) {
@@ -210,7 +201,7 @@ void Router::allocation_round() {
     for_each_vc_from(bidding, in.rr, [&](int v) {
       InputVc& ivc = input_vc(i, v);
       Output& out = outputs_[ivc.out_port];
-      if (!has_credits(out, ivc.out_vc, static_cast<int>(ivc.head_credits), now)) {
+      if (!has_credits(out, ivc.out_vc, static_cast<int>(ivc.head.credits), now)) {
         later(next_credit(out));
         return true;
       }
@@ -240,7 +231,8 @@ void Router::allocation_round() {
     InputVc& ivc = input_vc(i, v);
     const Buffered unit = pop_front(i, v, ivc);
     // Stall: how long past its earliest possible grant (pipeline only) the unit waited.
-    const sc_time earliest = unit.head ? ivc.va_ready + delays_.vc_alloc : unit.arrived;
+    const sc_time earliest =
+        unit.summary.head ? ivc.va_ready + delays_.vc_alloc : unit.summary.arrived;
     if (now > earliest) out.stats.stall += now - earliest;
     if (Probe* p = probe()) {
       p->buffer_change(inputs_[i].link.id, v, -1, now);
@@ -264,7 +256,7 @@ void Router::allocation_round() {
     in.busy_until = std::max(now + cycle_, align(now + serialisation(out, wire_bytes)));
     // What the grant uncovered: the VC's next unit (routed and allocated from its arrival on) and
     // the input's other bids (from when the crossbar input is free again).
-    if (ivc.size) later(ivc.head_arrived);
+    if (ivc.size) later(ivc.head.arrived);
     if (in.occupied) later(in.busy_until);
     if (tail) {
       out.free_vcs |= uint64_t{1} << ivc.out_vc;

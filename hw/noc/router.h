@@ -22,28 +22,31 @@ class Router : public FabricNode {
   size_t buffered_units() const;
 
  private:
-  // A unit waiting in an input VC, with what a round needs of it, taken when it is filed (the
-  // payload is in cache then; by the round it has usually left it).
-  struct Buffered {
-    tlm::tlm_generic_payload* trans;
-    TransferExt* unit;
+  // What a round needs of a buffered unit, taken when it is filed (the payload is in cache then; by
+  // the round it has usually left it).
+  struct Summary {
     sc_core::sc_time arrived;  // the head's arrival (may lie ahead: units are filed when sent)
     uint32_t credits;          // credits it needs downstream
     uint16_t route;            // output port towards its destination
     bool head;
-    int8_t vc_class;
+    int8_t out_class;  // VC class downstream (the dateline moves a packet up on rings)
   };
-  // One input VC: its FIFO is a ring in the router's slab (`depth_` slots: a VC holds at most
-  // `buffer_flits` units, since each takes a credit), restarted at slot 0 whenever it empties so
-  // a lightly loaded VC keeps touching the same cache line. The head's arrival and credits are
-  // kept here too: rounds look at them every cycle.
-  struct InputVc {
-    sc_core::sc_time head_arrived;
+  // A unit waiting in an input VC.
+  struct Buffered {
+    tlm::tlm_generic_payload* trans;
+    TransferExt* unit;
+    Summary summary;
+  };
+  // One input VC, one cache line: rounds look at every occupied VC in every cycle. Its FIFO is a
+  // ring in the router's slab (`depth_` slots: a VC holds at most `buffer_flits` units, since each
+  // takes a credit), restarted at slot 0 whenever it empties so a lightly loaded VC keeps touching
+  // the same slot; the unit at its head is summarised here too.
+  struct alignas(64) InputVc {
+    Summary head;
     sc_core::sc_time va_ready;  // routing done
     sc_core::sc_time sa_ready;  // VC allocation done
     uint32_t first = 0;         // ring position of the head
     uint32_t size = 0;
-    uint32_t head_credits = 0;
     int out_port = -1;    // route of the packet at the head (-1 = not computed)
     int16_t out_vc = -1;  // output VC held by that packet (-1 = not allocated)
     int16_t out_class = 0;
@@ -81,6 +84,7 @@ class Router : public FabricNode {
   uint32_t depth_ = 0;        // ring slots per input VC
   std::unique_ptr<Buffered[]> slab_;
   std::vector<uint64_t> class_vcs_;   // per VC class, its VCs (v % classes == class)
+  std::vector<bool> dateline_;        // per output port: crossing it moves a packet up a class
   std::vector<uint16_t> route_port_;  // destination rank -> output port (2 bytes: 1,024 routers)
   // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
   std::vector<std::vector<std::pair<int, int>>> requests_;
