@@ -60,17 +60,21 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   int output_link_id(int port) const { return outputs_[port].link.id; }
 
  protected:
-  struct Output {
-    std::unique_ptr<InitiatorSocket> socket;
+  // Fields in the order of use: what every unit and round reads first (two cache lines), then
+  // the credits on their way back, then what only reports and elaboration read.
+  struct alignas(64) Output {
+    sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
+    sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
+    double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
+    sc_core::sc_time latency;    // the link's flight time
     // The bound target's forward interface, looked up once after elaboration: a message crosses
     // thousands of sockets per simulated microsecond at message fidelity.
     tlm::tlm_fw_transport_if<>* forward = nullptr;
-    topology::Link link;
-    sc_core::sc_time latency;    // the link's flight time
-    double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
-    sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
-    sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
-    std::vector<int> credits;    // per VC, slots free downstream (returned credits counted in)
+    std::vector<int> credits;  // per VC, slots free downstream (returned credits counted in)
+    uint64_t free_vcs = 0;     // bit v set: no packet holds VC v (routers allocate from it)
+    int rr = 0;                // switch allocation: the input this output serves first
+    int vc_rr = 0;             // VC allocation: the VC it hands out first
+    LinkStats stats;
     // Credits on their way back, by the time they arrive; and whether the block waits for one
     // that has not been sent yet (the next END_REQ then wakes it).
     struct Returning {
@@ -80,10 +84,8 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     };
     std::deque<Returning> returning;
     bool credit_wait = false;
-    uint64_t free_vcs = 0;  // bit v set: no packet holds VC v (routers allocate from it)
-    LinkStats stats;
-    int rr = 0;     // switch allocation: the input this output serves first
-    int vc_rr = 0;  // VC allocation: the VC it hands out first
+    topology::Link link;
+    std::unique_ptr<InitiatorSocket> socket;
   };
   struct Input {
     std::unique_ptr<TargetSocket> socket;
