@@ -216,7 +216,10 @@ void NetworkInterface::inject_round() {
     if (last) {
       Message* m = o.message;
       use_lanes(o.lane, -1);
-      outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
+      if (idx == 0)
+        outgoing_.pop_front();  // the common case, without the general erase
+      else
+        outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
       if (Probe* p = probe()) p->nic_queue(m->src, static_cast<int>(outgoing_.size()));
       sent(m, leaves);
       rr_ = idx;
