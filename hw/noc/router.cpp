@@ -1,6 +1,7 @@
 #include "hw/noc/router.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -92,8 +93,10 @@ void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferEx
   uint32_t slot = ivc.first + ivc.size++;
   if (slot >= depth_) slot -= depth_;
   ring(in_port, unit.vc)[slot] = {&trans, &unit, summary};
-  if (ivc.size == 1) ivc.head = summary;
-  in_[in_port].occupied |= uint64_t{1} << unit.vc;
+  if (ivc.size == 1) {
+    ivc.head = summary;
+    expect_head(in_port, unit.vc, arrival);
+  }
   if (Probe* p = probe()) p->buffer_change(inputs_[in_port].link.id, unit.vc, 1, arrival);
   wake_at(arrival);
 }
@@ -111,14 +114,26 @@ void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
   if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;
 }
 
-Router::Buffered Router::pop_front(int in_port, int vc, InputVc& ivc) {
+void Router::expect_head(int in_port, int vc, const sc_time& at) {
+  // Kept in time order; heads mostly come in that order, so this rarely moves anything.
+  auto slot = landing_.end();
+  while (slot != landing_.begin() && std::prev(slot)->at > at) --slot;
+  landing_.insert(slot, {at, static_cast<uint16_t>(in_port), static_cast<uint16_t>(vc)});
+}
+
+Router::Buffered Router::pop_front(int in_port, int vc, InputVc& ivc, const sc_time& now) {
   const Buffered unit = front(in_port, vc, ivc);
+  const uint64_t bit = uint64_t{1} << vc;
   if (--ivc.size == 0) {
     ivc.first = 0;
-    in_[in_port].occupied &= ~(uint64_t{1} << vc);
+    in_[in_port].occupied &= ~bit;
   } else {
     ivc.first = after(static_cast<int>(ivc.first), static_cast<int>(depth_));
     ivc.head = front(in_port, vc, ivc).summary;
+    if (ivc.head.arrived > now) {  // the next unit is still on its way
+      in_[in_port].occupied &= ~bit;
+      expect_head(in_port, vc, ivc.head.arrived);
+    }
   }
   return unit;
 }
@@ -159,6 +174,14 @@ void Router::allocation_round() {
   const sc_time& pipeline = delays_.switching;
   for (int o : requested_) requests_[o].clear();
   requested_.clear();
+  // Heads that have arrived join their inputs' occupied VCs.
+  size_t landed = 0;
+  while (landed < landing_.size() && landing_[landed].at <= now) {
+    in_[landing_[landed].in_port].occupied |= uint64_t{1} << landing_[landed].vc;
+    ++landed;
+  }
+  landing_.erase(landing_.begin(), landing_.begin() + static_cast<long>(landed));
+  if (!landing_.empty()) later(landing_.front().at);
   for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
     InputState& in = in_[i];
     uint64_t bidding = 0;  // VCs whose head may cross the switch now, credits and link allowing
@@ -229,7 +252,7 @@ void Router::allocation_round() {
     out.rr = after(i, n_in);
     InputState& in = in_[i];
     InputVc& ivc = input_vc(i, v);
-    const Buffered unit = pop_front(i, v, ivc);
+    const Buffered unit = pop_front(i, v, ivc, now);
     // Stall: how long past its earliest possible grant (pipeline only) the unit waited.
     const sc_time earliest =
         unit.summary.head ? ivc.va_ready + delays_.vc_alloc : unit.summary.arrived;

@@ -52,7 +52,7 @@ class Router : public FabricNode {
     int16_t out_class = 0;
   };
   struct InputState {
-    uint64_t occupied = 0;        // bit v set: VC v holds something (rounds visit only those)
+    uint64_t occupied = 0;  // bit v set: VC v's head unit has arrived (rounds visit only those)
     sc_core::sc_time busy_until;  // crossbar input still reading the previous unit
     int rr = 0;
   };
@@ -64,7 +64,9 @@ class Router : public FabricNode {
   const Buffered& front(int in_port, int vc, const InputVc& ivc) {
     return ring(in_port, vc)[ivc.first];
   }
-  Buffered pop_front(int in_port, int vc, InputVc& ivc);
+  Buffered pop_front(int in_port, int vc, InputVc& ivc, const sc_core::sc_time& now);
+  // Makes VC `vc` of `in_port` occupied once its head unit arrives, at `at`.
+  void expect_head(int in_port, int vc, const sc_core::sc_time& at);
   // Whether output VC `vc` of `out` has `need` credits now (counting in those back by now).
   bool has_credits(Output& out, int vc, int need, const sc_core::sc_time& now);
 
@@ -80,6 +82,14 @@ class Router : public FabricNode {
   const topology::Topology& topology_;
   const int node_;
   std::vector<InputState> in_;
+  // Heads filed ahead of their arrival, by arrival time: a round looks at a VC only once its head
+  // is in (every round used to look at each such VC only to note when to come back).
+  struct Landing {
+    sc_core::sc_time at;
+    uint16_t in_port;
+    uint16_t vc;
+  };
+  std::vector<Landing> landing_;
   std::vector<InputVc> vcs_;  // input-major: all VCs of input 0, then input 1, ...
   uint32_t depth_ = 0;        // ring slots per input VC
   std::unique_ptr<Buffered[]> slab_;
