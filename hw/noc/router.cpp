@@ -48,7 +48,6 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
   if (params_.vcs > 64)
     throw std::invalid_argument("vcs: at most 64 virtual channels per port, got " +
                                 std::to_string(params_.vcs));
-  for (const Output& out : outputs_) dateline_.push_back(out.link.dateline);
   class_vcs_.assign(params_.vc_classes, 0);
   for (int v = 0; v < params_.vcs; ++v) class_vcs_[v % params_.vc_classes] |= uint64_t{1} << v;
   in_.resize(inputs_.size());
@@ -58,18 +57,19 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
     slab_.reset(new Buffered[vcs_.size() * depth_]);
   }
   requests_.resize(outputs_.size());
-  if (output_count() > std::numeric_limits<uint16_t>::max())
-    throw std::invalid_argument(std::string(basename()) + ": more than 65,535 ports");
-  route_port_.resize(topology_.npu_count());
+  if (output_count() > kPortMask)
+    throw std::invalid_argument(std::string(basename()) + ": more than 32,767 ports");
+  route_.resize(topology_.npu_count());
   for (int d = 0; d < topology_.npu_count(); ++d) {
     int link = topology_.next_link(node_, d);
     int port = -1;
     for (int p = 0; p < output_count(); ++p)
       if (outputs_[p].link.id == link) port = p;
-    route_port_[d] = static_cast<uint16_t>(port);
     if (port < 0)
       throw std::logic_error(std::string(basename()) + ": no output port towards npu" +
                              std::to_string(d));
+    const bool up = outputs_[port].link.dateline && params_.vc_classes > 1;
+    route_[d] = static_cast<uint16_t>(port | (up ? kClassUp : 0));
   }
 }
 
@@ -85,9 +85,10 @@ void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferEx
   if (ivc.size == depth_)
     throw std::logic_error(std::string(name()) + ": input " + std::to_string(in_port) + " VC " +
                            std::to_string(unit.vc) + " received a unit without a credit");
-  const int route = route_port_[unit.dst];
-  const int out_class = std::min(
-      unit.vc_class + (dateline_[route] && params_.vc_classes > 1 ? 1 : 0), params_.vc_classes - 1);
+  const uint16_t way = route_[unit.dst];
+  const int route = way & kPortMask;
+  const int out_class =
+      std::min(unit.vc_class + ((way & kClassUp) ? 1 : 0), params_.vc_classes - 1);
   const Summary summary{arrival, unit.credits, static_cast<uint16_t>(route), unit.head,
                         static_cast<int8_t>(out_class)};
   uint32_t slot = ivc.first + ivc.size++;
@@ -108,7 +109,7 @@ void Router::on_credit_returning(int, const sc_time& at) {
 void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
   // The head pays the whole pipeline, as in an uncontended allocation round; the output link may
   // still be serialising an earlier message (the wait is reported as stall).
-  const int o = route_port_[unit.dst];
+  const int o = route_[unit.dst] & kPortMask;
   const sc_time depart = align(head_at) + delays_.routing + delays_.vc_alloc + delays_.switching;
   const LinkSlot slot = transmit(o, unit, depart);
   if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;

@@ -93,9 +93,11 @@ class Router : public FabricNode {
   std::vector<InputVc> vcs_;  // input-major: all VCs of input 0, then input 1, ...
   uint32_t depth_ = 0;        // ring slots per input VC
   std::unique_ptr<Buffered[]> slab_;
-  std::vector<uint64_t> class_vcs_;   // per VC class, its VCs (v % classes == class)
-  std::vector<bool> dateline_;        // per output port: crossing it moves a packet up a class
-  std::vector<uint16_t> route_port_;  // destination rank -> output port (2 bytes: 1,024 routers)
+  std::vector<uint64_t> class_vcs_;  // per VC class, its VCs (v % classes == class)
+  // Destination rank -> output port, with kClassUp set where that port's link is a dateline (the
+  // packet moves up a VC class). Two bytes an entry: 1,024 routers hold 1,024 entries each.
+  static constexpr uint16_t kClassUp = 0x8000, kPortMask = 0x7fff;
+  std::vector<uint16_t> route_;
   // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
   std::vector<std::vector<std::pair<int, int>>> requests_;
   std::vector<int> requested_;  // outputs with at least one request this round
