@@ -79,19 +79,9 @@ void FabricNode::add_input(const topology::Link& link) {
   inputs_.push_back(std::move(in));
 }
 
-FabricNode::LinkSlot FabricNode::slot_for(const Output& out, const TransferExt& unit,
-                                          const sc_time& depart) const {
-  const sc_time start = std::max(depart, out.link_free);
-  const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
-  // Cut-through: the unit cannot leave faster than its own tail arrives here.
-  const sc_time end = std::max(start + serialisation(out, unit.wire_bytes),
-                               unit.tail_at + serialisation(out, head_bytes));
-  return {start, end};
-}
-
-void FabricNode::send(int port, tlm::tlm_generic_payload& trans, const LinkSlot& slot) {
+void FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                      const LinkSlot& slot) {
   Output& out = outputs_[port];
-  TransferExt& unit = *transfer(trans);
   const sc_time now = this->now();
   const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
   unit.tail_at = slot.end + out.latency;
@@ -114,8 +104,9 @@ FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
                                           const sc_time& depart) {
   const LinkSlot slot = slot_for(outputs_[port], unit, depart);
   tlm::tlm_generic_payload* trans = pool_.acquire();
-  *transfer(*trans) = unit;
-  send(port, *trans, slot);
+  TransferExt& ext = *transfer(*trans);
+  ext = unit;
+  send(port, *trans, ext, slot);
   return slot;
 }
 

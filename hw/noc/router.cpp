@@ -274,7 +274,7 @@ void Router::allocation_round() {
     ext.vc = ivc.out_vc;
     ext.vc_class = ivc.out_class;
     ext.credits = std::min(ext.flits, params_.buffer_flits);
-    send(o, *unit.trans, slot);  // the payload belongs to the next block from here on
+    send(o, *unit.trans, ext, slot);  // the payload belongs to the next block from here on
     in.rr = after(v, params_.vcs);
     // The crossbar input reads one unit at a time: a packet or message holds it while it streams.
     in.busy_until = std::max(now + cycle_, align(now + serialisation(out, wire_bytes)));

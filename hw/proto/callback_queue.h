@@ -25,15 +25,15 @@ class CallbackQueue : public sc_core::sc_module {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time t = when < now ? now : when;
     const bool earliest = due_.empty() || t < due_.begin()->first;
-    auto it = due_.find(t);
-    if (it == due_.end()) {
+    auto it = due_.lower_bound(t);
+    if (it == due_.end() || it->first != t) {
       if (spare_.empty()) {
-        it = due_.try_emplace(t).first;
+        it = due_.emplace_hint(it, t, Due::mapped_type{});
       } else {  // a node from an earlier instant, its vector's capacity kept: no allocation
         auto node = std::move(spare_.back());
         spare_.pop_back();
         node.key() = t;
-        it = due_.insert(std::move(node)).position;
+        it = due_.insert(it, std::move(node));
       }
     }
     it->second.push_back(std::move(fn));
