@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <limits>
 #include <stdexcept>
 
 #include "hw/proto/event_counter.h"

@@ -24,7 +24,7 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
     : FabricNode(name, params, shared, {from_network}, {to_network}),
       callbacks_(callbacks),
       vc_locked_(params.vcs, false),
-      lane_users_(params.vcs / params.vc_classes, 0) {}
+      lane_users_(lane_count(), 0) {}
 
 void NetworkInterface::send(Message* message) {
   if (decoupled()) {
@@ -108,9 +108,7 @@ bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {
 // the one its id points at (which spreads messages over the VCs).
 int NetworkInterface::first_lane(const Outgoing& o) const {
   if (o.lane >= 0) return o.lane;
-  const int classes = params_.vc_classes;
-  const int lanes = params_.vcs / classes;  // VCs of class 0: 0, classes, 2 x classes, ...
-  const int spread = std::min(2, lanes);
+  const int classes = params_.vc_classes, lanes = lane_count(), spread = lane_spread();
   int best = 0;
   std::pair<int, int> best_score{INT_MAX, 0};  // (users, -free credits): lower is better
   for (int k = 0; k < lanes; ++k) {
@@ -132,15 +130,12 @@ int NetworkInterface::first_lane(const Outgoing& o) const {
 }
 
 void NetworkInterface::use_lanes(int first, int delta) {
-  const int lanes = params_.vcs / params_.vc_classes;
-  for (int j = 0; j < std::min(2, lanes); ++j) lane_users_[(first + j) % lanes] += delta;
+  for (int j = 0; j < lane_spread(); ++j) lane_users_[(first + j) % lane_count()] += delta;
 }
 
 int NetworkInterface::pick_vc(const Outgoing& o, int first, uint32_t credits) const {
   if (o.vc >= 0) return outputs_[0].credits[o.vc] >= static_cast<int>(credits) ? o.vc : -1;
-  const int classes = params_.vc_classes;
-  const int lanes = params_.vcs / classes;
-  const int spread = std::min(2, lanes);
+  const int classes = params_.vc_classes, lanes = lane_count(), spread = lane_spread();
   for (int k = 0; k < spread; ++k) {
     const uint64_t lane = (first + (o.packet + k) % spread) % lanes;
     const int v = static_cast<int>(lane) * classes;

@@ -4,6 +4,7 @@
 // by packet over its VCs, and reassembles what arrives. Messages are delivered when their last byte
 // is in. At message fidelity a message is sent whole, within send(): it leaves once the injection
 // link has finished the messages sent before it (FabricNode's temporal decoupling).
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <systemc>
@@ -49,6 +50,9 @@ class NetworkInterface : public FabricNode {
   void inject_round();
   // Fills `unit` with the next unit of `o` for the fidelity in force; true when it is the last one.
   bool next_unit(const Outgoing& o, TransferExt& unit) const;
+  // Lanes: the VCs of the injection class (0, classes, 2 x classes, ...); a message uses two.
+  int lane_count() const { return params_.vcs / params_.vc_classes; }
+  int lane_spread() const { return std::min(2, lane_count()); }
   int first_lane(const Outgoing& o) const;
   void use_lanes(int first, int delta);  // counts a message in (+1) or out (-1) of its lanes
   int pick_vc(const Outgoing& o, int first, uint32_t credits) const;
