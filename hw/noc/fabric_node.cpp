@@ -139,14 +139,7 @@ tlm::tlm_sync_enum FabricNode::backward(int port, tlm::tlm_generic_payload& tran
   Output& out = outputs_[port];
   const sc_time at = now() + delay;
   const int credits = static_cast<int>(unit.credits);
-  // Credits of one link come back in the order their units left; keep the list sorted anyway.
-  if (out.returning.empty() || out.returning.back().at <= at) {
-    out.returning.push_back({at, unit.vc, credits});
-  } else {
-    auto slot = std::prev(out.returning.end());
-    while (slot != out.returning.begin() && std::prev(slot)->at > at) --slot;
-    out.returning.insert(slot, {at, unit.vc, credits});
-  }
+  out.returning.insert({at, unit.vc, credits});
   if (Probe* p = probe()) p->credit_change(out.link.id, unit.vc, credits, at);
   trans.release();
   if (out.credit_wait) {

@@ -17,11 +17,11 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include <algorithm>
-#include <deque>
 #include <memory>
 #include <systemc>
 #include <vector>
 
+#include "hw/noc/credit_queue.h"
 #include "hw/noc/fabric_params.h"
 #include "hw/proto/transfer.h"
 #include "hw/proto/wake_calendar.h"
@@ -79,12 +79,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     LinkStats stats;
     // Credits on their way back, by the time they arrive; and whether the block waits for one
     // that has not been sent yet (the next END_REQ then wakes it).
-    struct Returning {
-      sc_core::sc_time at;
-      int vc;
-      int credits;
-    };
-    std::deque<Returning> returning;
+    CreditQueue returning;
     bool credit_wait = false;
     topology::Link link;
     std::unique_ptr<InitiatorSocket> socket;
