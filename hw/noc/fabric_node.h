@@ -21,8 +21,8 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/noc/credit_queue.h"
 #include "hw/noc/fabric_params.h"
+#include "hw/proto/timed_queue.h"
 #include "hw/proto/transfer.h"
 #include "hw/proto/wake_calendar.h"
 #include "models/topology/topology.h"
@@ -77,9 +77,15 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     int rr = 0;                // switch allocation: the input this output serves first
     int vc_rr = 0;             // VC allocation: the VC it hands out first
     LinkStats stats;
-    // Credits on their way back, by the time they arrive; and whether the block waits for one
-    // that has not been sent yet (the next END_REQ then wakes it).
-    CreditQueue returning;
+    // Credits on their way back, by the time they arrive (counted in lazily, when a sender finds
+    // too few: up to VCs x buffer slots of them); and whether the block waits for one that has not
+    // been sent yet (the next END_REQ then wakes it).
+    struct Returning {
+      sc_core::sc_time at;
+      int vc;
+      int credits;
+    };
+    TimedQueue<Returning> returning;
     bool credit_wait = false;
     topology::Link link;
     std::unique_ptr<InitiatorSocket> socket;

@@ -1,7 +1,6 @@
 #include "hw/noc/router.h"
 
 #include <algorithm>
-#include <iterator>
 #include <stdexcept>
 
 #include "hw/proto/event_counter.h"
@@ -115,10 +114,7 @@ void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
 }
 
 void Router::expect_head(int in_port, int vc, const sc_time& at) {
-  // Kept in time order; heads mostly come in that order, so this rarely moves anything.
-  auto slot = landing_.end();
-  while (slot != landing_.begin() && std::prev(slot)->at > at) --slot;
-  landing_.insert(slot, {at, static_cast<uint16_t>(in_port), static_cast<uint16_t>(vc)});
+  landing_.insert({at, static_cast<uint16_t>(in_port), static_cast<uint16_t>(vc)});
 }
 
 Router::Buffered Router::pop_front(int in_port, int vc, InputVc& ivc, const sc_time& now) {
@@ -175,23 +171,17 @@ void Router::allocation_round() {
   for (int o : requested_) requests_[o].clear();
   requested_.clear();
   // Heads that have arrived join their inputs' occupied VCs.
-  size_t landed = 0;
-  while (landed < landing_.size() && landing_[landed].at <= now) {
-    in_[landing_[landed].in_port].occupied |= uint64_t{1} << landing_[landed].vc;
-    ++landed;
+  while (!landing_.empty() && landing_.front().at <= now) {
+    in_[landing_.front().in_port].occupied |= uint64_t{1} << landing_.front().vc;
+    landing_.pop_front();
   }
-  landing_.erase(landing_.begin(), landing_.begin() + static_cast<long>(landed));
   if (!landing_.empty()) later(landing_.front().at);
   for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
     InputState& in = in_[i];
     uint64_t bidding = 0;  // VCs whose head may cross the switch now, credits and link allowing
     for (uint64_t m = in.occupied; m; m &= m - 1) {
       const int v = __builtin_ctzll(m);
-      InputVc& ivc = input_vc(i, v);
-      if (ivc.head.arrived > now) {
-        later(ivc.head.arrived);
-        continue;
-      }
+      InputVc& ivc = input_vc(i, v);  // occupied: its head has arrived
       if (ivc.out_port < 0) {
         if (!ivc.head.head)
           throw std::logic_error(std::string(name()) + ": body flit without route");

@@ -89,7 +89,7 @@ class Router : public FabricNode {
     uint16_t in_port;
     uint16_t vc;
   };
-  std::vector<Landing> landing_;
+  TimedQueue<Landing> landing_;
   std::vector<InputVc> vcs_;  // input-major: all VCs of input 0, then input 1, ...
   uint32_t depth_ = 0;        // ring slots per input VC
   std::unique_ptr<Buffered[]> slab_;

@@ -1,29 +1,23 @@
 #pragma once
-// The credits coming back over one link, in the order they arrive: a ring that grows by doubling
-// and starts again at its first slot whenever it empties. Credits are counted in lazily (when a
-// sender finds too few), so it holds up to the link's VCs x buffer slots entries.
+// Entries in the order of their time `at`, equal times in the order filed: a ring that grows by
+// doubling and starts again at its first slot whenever it empties. Used where entries mostly come
+// in time order and leave from the front: credits on their way back over a link, heads on their
+// way into a router's input VCs.
 #include <cstddef>
-#include <systemc>
 #include <vector>
 
 namespace wafersim::hw {
 
-class CreditQueue {
+template <typename Entry>  // with a member `at` (sc_core::sc_time)
+class TimedQueue {
  public:
-  struct Entry {
-    sc_core::sc_time at;  // when the credit is back at the sender
-    int vc;
-    int credits;
-  };
-
   bool empty() const { return size_ == 0; }
   const Entry& front() const { return slots_[head_]; }
   void pop_front() {
     head_ = (head_ + 1) & (slots_.size() - 1);
     if (--size_ == 0) head_ = 0;
   }
-  // Files `e` after every entry due no later than it. Credits of one link mostly come back in the
-  // order their units left, so this rarely moves anything.
+  // Files `e` after every entry due no later than it; rarely moves anything.
   void insert(const Entry& e) {
     if (size_ == slots_.size()) grow();
     size_t pos = size_;

@@ -1,20 +1,28 @@
-// The queue of credits coming back over a link (hw/noc/credit_queue), on its own, against a
-// reference model: a list kept sorted by time, equal times in insertion order.
+// The time-ordered ring (hw/proto/timed_queue) that holds credits coming back over a link, on its
+// own, against a reference model: a list kept sorted by time, equal times in insertion order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
+#include <systemc>
 #include <vector>
 
-#include "hw/noc/credit_queue.h"
+#include "hw/proto/timed_queue.h"
 
 using sc_core::SC_NS;
 using sc_core::sc_time;
-using wafersim::hw::CreditQueue;
+namespace {
+struct Credit {  // as FabricNode files them
+  sc_time at;
+  int vc;
+  int credits;
+};
+using CreditQueue = wafersim::hw::TimedQueue<Credit>;
+}  // namespace
 
-TEST(CreditQueue, KeepsTimeOrderThroughGrowthWrapAndOutOfOrderArrivals) {
+TEST(TimedQueue, KeepsTimeOrderThroughGrowthWrapAndOutOfOrderArrivals) {
   CreditQueue q;
-  std::vector<CreditQueue::Entry> reference;
+  std::vector<Credit> reference;
   std::mt19937 rng(7);
   int next_id = 0;  // carried in `credits`, to tell entries apart
   double clock = 0;
@@ -24,7 +32,7 @@ TEST(CreditQueue, KeepsTimeOrderThroughGrowthWrapAndOutOfOrderArrivals) {
     for (int k = 0; k < burst; ++k) {
       clock += 1;
       const double at = clock - ((rng() % 5 == 0) ? static_cast<double>(rng() % 6) : 0.0);
-      CreditQueue::Entry e{sc_time(at, SC_NS), static_cast<int>(rng() % 16), next_id++};
+      Credit e{sc_time(at, SC_NS), static_cast<int>(rng() % 16), next_id++};
       q.insert(e);
       auto slot = std::upper_bound(reference.begin(), reference.end(), e,
                                    [](const auto& a, const auto& b) { return a.at < b.at; });
