@@ -126,7 +126,7 @@ tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans
     pass(port, *unit, arrival);
     return tlm::TLM_COMPLETED;
   }
-  ++event_counter();
+  count_event();
   on_arrival(port, trans, *unit, arrival);
   return tlm::TLM_ACCEPTED;
 }

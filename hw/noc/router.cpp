@@ -153,7 +153,7 @@ bool Router::allocate_vc(InputVc& ivc) {
 }
 
 void Router::allocation_round() {
-  ++event_counter();
+  count_event();
   const sc_time now = this->now();
   const sc_time& never = never_;
   sc_time next = never;

@@ -145,7 +145,7 @@ int NetworkInterface::pick_vc(const Outgoing& o, int first, uint32_t credits) co
 }
 
 void NetworkInterface::inject_round() {
-  ++event_counter();
+  count_event();
   const sc_time now = this->now();
   if (outgoing_.empty()) return;
   Output& out = outputs_[0];

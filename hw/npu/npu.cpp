@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "hw/proto/probe.h"
 
@@ -139,6 +140,17 @@ std::vector<std::pair<int, uint64_t>> Npu::waiting_receives() const {
     out.push_back({key.src, key.tag});
   });
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<Npu::Unclaimed> Npu::unclaimed_messages() const {
+  std::vector<Unclaimed> out;
+  mailbox_.for_each([&](const MatchKey& key, Message* m) {
+    out.push_back({key.src, key.tag, m->bytes});
+  });
+  std::sort(out.begin(), out.end(), [](const Unclaimed& a, const Unclaimed& b) {
+    return std::tie(a.src, a.tag) < std::tie(b.src, b.tag);
+  });
   return out;
 }
 

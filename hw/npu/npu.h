@@ -68,6 +68,13 @@ class Npu : public sc_core::sc_module {
   int rank() const { return rank_; }
   // Receives posted and not yet matched, as (source rank, tag): for deadlock reports.
   std::vector<std::pair<int, uint64_t>> waiting_receives() const;
+  // Messages that arrived and that no receive has taken: for reports of sends nobody receives.
+  struct Unclaimed {
+    int src;
+    uint64_t tag;
+    uint64_t bytes;
+  };
+  std::vector<Unclaimed> unclaimed_messages() const;
 
  private:
   // A serial engine: one command at a time, in arrival order.

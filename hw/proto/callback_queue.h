@@ -49,7 +49,7 @@ class CallbackQueue : public sc_core::sc_module {
       // Taken out of the map first: callbacks may queue more for now, as a new group run next.
       auto node = due_.extract(due_.begin());
       for (auto& fn : node.mapped()) {
-        ++event_counter();
+        count_event();
         fn();
       }
       node.mapped().clear();

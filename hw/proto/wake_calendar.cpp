@@ -32,7 +32,9 @@ void WakeCalendar::file(Sleeper* sleeper, uint64_t cycle) {
 void WakeCalendar::notify(uint64_t cycle) {
   if (running_ || cycle >= notified_) return;  // a run works out its next cycle when it ends
   notified_ = cycle;
-  tick_.notify(cycle_ * static_cast<double>(cycle) - sc_core::sc_time_stamp());
+  // In integer picoseconds: through a double, times past 2^53 ps (2.5 simulated hours) round, and
+  // a wake could land before its cycle and repeat forever.
+  tick_.notify(sc_core::sc_time::from_value(cycle_.value() * cycle) - sc_core::sc_time_stamp());
 }
 
 void WakeCalendar::run_cycle() {

@@ -1,11 +1,16 @@
 // Chakra ET reader and writer: a varint length before each message, GlobalMetadata first, then
 // Nodes.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 
@@ -68,7 +73,8 @@ const char* to_string(CollectiveKind kind) {
 
 namespace {
 
-// Producers disagree on the integer member used for one attribute: accept any of them.
+// Producers disagree on the integer member used for one attribute: accept any of them, as long as
+// it holds a whole number (a string must be one entirely, a double one without a fraction).
 std::optional<int64_t> integer_value(const pb::AttributeProto& a) {
   switch (a.value_case()) {
     case pb::AttributeProto::kInt32Val:
@@ -78,6 +84,7 @@ std::optional<int64_t> integer_value(const pb::AttributeProto& a) {
     case pb::AttributeProto::kUint32Val:
       return a.uint32_val();
     case pb::AttributeProto::kUint64Val:
+      if (a.uint64_val() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
       return static_cast<int64_t>(a.uint64_val());
     case pb::AttributeProto::kSint32Val:
       return a.sint32_val();
@@ -86,6 +93,7 @@ std::optional<int64_t> integer_value(const pb::AttributeProto& a) {
     case pb::AttributeProto::kFixed32Val:
       return a.fixed32_val();
     case pb::AttributeProto::kFixed64Val:
+      if (a.fixed64_val() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
       return static_cast<int64_t>(a.fixed64_val());
     case pb::AttributeProto::kSfixed32Val:
       return a.sfixed32_val();
@@ -94,19 +102,27 @@ std::optional<int64_t> integer_value(const pb::AttributeProto& a) {
     case pb::AttributeProto::kBoolVal:
       return a.bool_val() ? 1 : 0;
     case pb::AttributeProto::kDoubleVal:
-      return static_cast<int64_t>(a.double_val());
-    case pb::AttributeProto::kFloatVal:
-      return static_cast<int64_t>(a.float_val());
+    case pb::AttributeProto::kFloatVal: {
+      const double d = a.value_case() == pb::AttributeProto::kDoubleVal ? a.double_val()
+                                                                         : a.float_val();
+      if (!(d >= -9.2e18 && d <= 9.2e18) || d != std::floor(d)) return std::nullopt;
+      return static_cast<int64_t>(d);
+    }
     case pb::AttributeProto::kStringVal: {
-      try {
-        return std::stoll(a.string_val());
-      } catch (...) {
-        return std::nullopt;
-      }
+      const std::string& text = a.string_val();
+      errno = 0;
+      char* end = nullptr;
+      const long long v = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || errno != 0 || *end != '\0') return std::nullopt;
+      return v;
     }
     default:
       return std::nullopt;
   }
+}
+
+std::string attribute_item(const pb::Node& n, const pb::AttributeProto& a) {
+  return "node " + std::to_string(n.id()) + " attribute " + a.name();
 }
 
 std::string string_value(const pb::AttributeProto& a) {
@@ -115,14 +131,22 @@ std::string string_value(const pb::AttributeProto& a) {
   return "";
 }
 
-std::optional<uint64_t> non_negative(const std::string& file, const pb::Node& n,
-                                     const pb::AttributeProto& a) {
-  auto v = integer_value(a);
-  if (v && *v < 0)
-    throw InputError(file, "node " + std::to_string(n.id()) + " attribute " + a.name(),
-                     "negative value " + std::to_string(*v));
-  if (!v) return std::nullopt;
-  return static_cast<uint64_t>(*v);
+// An integer attribute the replay uses: present means readable, or it is an error.
+int64_t integer(const std::string& file, const pb::Node& n, const pb::AttributeProto& a) {
+  if (auto v = integer_value(a)) return *v;
+  std::string shown = a.value_case() == pb::AttributeProto::kStringVal
+                          ? "the string '" + a.string_val() + "'"
+                          : "a value that is not a whole number in 64 bits";
+  throw InputError(file, attribute_item(n, a), "expected a whole number, got " + shown);
+}
+
+uint64_t non_negative(const std::string& file, const pb::Node& n, const pb::AttributeProto& a) {
+  // Unsigned members may use all 64 bits.
+  if (a.value_case() == pb::AttributeProto::kUint64Val) return a.uint64_val();
+  if (a.value_case() == pb::AttributeProto::kFixed64Val) return a.fixed64_val();
+  const int64_t v = integer(file, n, a);
+  if (v < 0) throw InputError(file, attribute_item(n, a), "negative value " + std::to_string(v));
+  return static_cast<uint64_t>(v);
 }
 
 TraceNode convert(const std::string& file, const pb::Node& n) {
@@ -141,7 +165,7 @@ TraceNode convert(const std::string& file, const pb::Node& n) {
   for (const auto& a : n.attr()) {
     const std::string& name = a.name();
     if (name == "is_cpu_op") {
-      t.is_cpu_op = integer_value(a).value_or(0) != 0;
+      t.is_cpu_op = integer(file, n, a) != 0;
     } else if (name == "num_ops") {
       t.num_ops = non_negative(file, n, a);
     } else if (name == "tensor_size") {
@@ -149,15 +173,15 @@ TraceNode convert(const std::string& file, const pb::Node& n) {
     } else if (name == "comm_size") {
       t.comm_size = non_negative(file, n, a);
     } else if (name == "comm_type") {
-      t.comm_type = integer_value(a);
+      t.comm_type = integer(file, n, a);
     } else if (name == "comm_src") {
-      t.comm_src = integer_value(a);
+      t.comm_src = integer(file, n, a);
     } else if (name == "comm_dst") {
-      t.comm_dst = integer_value(a);
+      t.comm_dst = integer(file, n, a);
     } else if (name == "comm_tag") {
-      t.comm_tag = integer_value(a);
+      t.comm_tag = integer(file, n, a);
     } else if (name == "comm_priority") {
-      t.comm_priority = integer_value(a).value_or(0);
+      t.comm_priority = integer(file, n, a);
     } else if (name == "pg_name") {
       t.pg_name = string_value(a);
     }
@@ -172,51 +196,91 @@ bool is_gzip(const std::string& path) {
   return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-// Reads one length-delimited message; false at a clean end of file.
-template <typename Message>
-bool read_delimited(io::ZeroCopyInputStream* raw, Message* msg, const std::string& file,
-                    const std::string& what) {
-  io::CodedInputStream in(raw);
-  uint32_t size = 0;
-  if (!in.ReadVarint32(&size)) {
-    // No bytes at all is a clean end; a partial varint is truncation.
-    const void* data;
-    int n;
-    if (!in.GetDirectBufferPointer(&data, &n)) return false;
-    throw InputError(file, what, "malformed length prefix");
+// The stream of length-delimited messages of one file, plain or gzip.
+class DelimitedReader {
+ public:
+  DelimitedReader(const std::string& path, int fd) : path_(path), file_(fd) {
+    struct stat st {};
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) file_bytes_ = static_cast<uint64_t>(st.st_size);
+    if (is_gzip(path)) {
+      gzip_ = std::make_unique<io::GzipInputStream>(&file_, io::GzipInputStream::GZIP);
+      file_bytes_ = 0;  // unknown until decompressed
+    }
   }
-  auto limit = in.PushLimit(static_cast<int>(size));
-  bool parsed = msg->ParseFromCodedStream(&in);
-  if (in.BytesUntilLimit() > 0)
-    throw InputError(file, what,
-                     "file ends inside a message (" + std::to_string(size) + " bytes declared)");
-  if (!parsed || !in.ConsumedEntireMessage())
-    throw InputError(file, what, "malformed message (" + std::to_string(size) + " bytes)");
-  in.PopLimit(limit);
-  return true;
-}
+
+  // Reads one message; false at a clean end of the stream.
+  template <typename Message>
+  bool read(Message* msg, const std::string& what) {
+    io::ZeroCopyInputStream* raw = stream();
+    const uint64_t start = static_cast<uint64_t>(raw->ByteCount());
+    io::CodedInputStream in(raw);
+    uint64_t size = 0;
+    if (!in.ReadVarint64(&size)) {
+      fail_on_stream_error(what);
+      // No bytes at all is a clean end; a partial varint is truncation.
+      const void* data;
+      int n;
+      if (!in.GetDirectBufferPointer(&data, &n)) return false;
+      throw InputError(path_, what, "malformed length prefix");
+    }
+    const uint64_t at = start + static_cast<uint64_t>(in.CurrentPosition());
+    const uint64_t left = file_bytes_ > at ? file_bytes_ - at : 0;
+    if ((file_bytes_ > 0 && size > left) || size > static_cast<uint64_t>(INT32_MAX))
+      throw InputError(path_, what,
+                       "file ends inside a message: its length prefix declares " +
+                           std::to_string(size) + " bytes but " +
+                           (file_bytes_ > 0 ? "only " + std::to_string(left) + " are left"
+                                            : std::string("a message holds at most 2 GiB")));
+    auto limit = in.PushLimit(static_cast<int>(size));
+    bool parsed = msg->ParseFromCodedStream(&in);
+    if (in.BytesUntilLimit() > 0) {
+      fail_on_stream_error(what);
+      throw InputError(path_, what,
+                       "file ends inside a message (" + std::to_string(size) + " bytes declared)");
+    }
+    if (!parsed || !in.ConsumedEntireMessage())
+      throw InputError(path_, what, "malformed message (" + std::to_string(size) + " bytes)");
+    in.PopLimit(limit);
+    return true;
+  }
+
+  void fail_on_stream_error(const std::string& what) const {
+    if (gzip_ && gzip_->ZlibErrorCode() < 0)
+      throw InputError(path_, what,
+                       std::string("damaged gzip stream (") +
+                           (gzip_->ZlibErrorMessage() ? gzip_->ZlibErrorMessage() : "zlib error") +
+                           ")");
+  }
+
+ private:
+  io::ZeroCopyInputStream* stream() {
+    return gzip_ ? static_cast<io::ZeroCopyInputStream*>(gzip_.get()) : &file_;
+  }
+
+  std::string path_;
+  io::FileInputStream file_;
+  std::unique_ptr<io::GzipInputStream> gzip_;
+  uint64_t file_bytes_ = 0;  // 0: unknown
+};
 
 }  // namespace
 
 Trace read_trace(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw InputError(path, "", "cannot open file");
+  if (fd < 0) throw InputError(path, "", std::string("cannot open file: ") + std::strerror(errno));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  io::FileInputStream file_stream(fd);
-  std::unique_ptr<io::GzipInputStream> gzip;
-  io::ZeroCopyInputStream* raw = &file_stream;
-  if (is_gzip(path)) {
-    gzip = std::make_unique<io::GzipInputStream>(&file_stream, io::GzipInputStream::GZIP);
-    raw = gzip.get();
-  }
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+    throw InputError(path, "", "is a folder, not a trace file");
+  DelimitedReader reader(path, fd);
 
   Trace trace;
   trace.file = path;
   pb::GlobalMetadata meta;
-  if (!read_delimited(raw, &meta, path, "global metadata"))
+  if (!reader.read(&meta, "global metadata"))
     throw InputError(path, "global metadata", "empty file: no GlobalMetadata message");
   trace.version = meta.version();
   for (const auto& a : meta.attr())
@@ -229,13 +293,10 @@ Trace read_trace(const std::string& path) {
                        (trace.nodes.empty() ? std::string("metadata")
                                             : "node id " + std::to_string(trace.nodes.back().id)) +
                        ")";
-    if (!read_delimited(raw, &node, path, what)) break;
+    if (!reader.read(&node, what)) break;
     trace.nodes.push_back(convert(path, node));
   }
-  if (gzip && gzip->ZlibErrorCode() < 0)
-    throw InputError(path, "",
-                     std::string("gzip stream error: ") +
-                         (gzip->ZlibErrorMessage() ? gzip->ZlibErrorMessage() : "?"));
+  reader.fail_on_stream_error("end of file");
   return trace;
 }
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "models/common/error.h"
+#include "tb/chakra/workload_check.h"
 
 namespace wafersim::chakra {
 
@@ -17,6 +18,11 @@ std::vector<uint64_t> Workload::dependencies_of(const TraceNode& node) const {
   if (dependencies == DependencyMode::DataAndControl)
     deps.insert(deps.end(), node.ctrl_deps.begin(), node.ctrl_deps.end());
   return deps;
+}
+
+const std::vector<int>& Workload::members(const std::string& pg_name) const {
+  if (pg_name.empty() || pg_name == "0") return everyone;
+  return groups.at(pg_name);
 }
 
 size_t Workload::node_count() const {
@@ -103,158 +109,46 @@ std::map<std::string, std::vector<int>> process_groups_of(const TraceNode& node,
   return groups;
 }
 
-namespace {
-
-std::string node_item(const TraceNode& n) {
-  return "node " + std::to_string(n.id) + (n.name.empty() ? "" : " ('" + n.name + "')");
+std::string trace_path(const std::string& prefix, int rank) {
+  const std::string plain = prefix + "." + std::to_string(rank) + ".et";
+  std::error_code ec;
+  if (fs::exists(plain, ec)) return plain;
+  if (fs::exists(plain + ".gz", ec)) return plain + ".gz";
+  return "";
 }
 
-bool all_ranks_group(const std::string& pg) {
-  return pg.empty() || pg == "0";
-}
-
-void check_node(const Workload& w, const Trace& t, const TraceNode& n, int rank) {
-  const int ranks = static_cast<int>(w.ranks.size());
-  auto fail = [&](const std::string& problem) { throw InputError(t.file, node_item(n), problem); };
-  if (n.is_cpu_op) return;  // host work: replayed as zero NPU time, its attributes are not used
-  auto peer_ok = [&](const std::optional<int64_t>& p, const char* what) {
-    if (!p) fail(std::string(what) + " is missing");
-    if (*p < 0 || *p >= ranks)
-      fail(std::string(what) + " " + std::to_string(*p) + " is outside 0.." +
-           std::to_string(ranks - 1));
-    if (*p == rank)
-      fail(std::string(what) + " is this rank itself: a transfer to oneself is not modelled");
-  };
-  switch (n.kind) {
-    case NodeKind::Invalid:
-      if (!n.is_cpu_op) fail("node type INVALID_NODE (0) on an NPU node");
-      break;
-    case NodeKind::Collective: {
-      if (!n.comm_type) fail("comm_type is missing");
-      int64_t type = *n.comm_type;
-      if (type < 0 || type > static_cast<int64_t>(CollectiveKind::Barrier))
-        fail("unknown comm_type " + std::to_string(type));
-      auto kind = static_cast<CollectiveKind>(type);
-      if (kind == CollectiveKind::Gather || kind == CollectiveKind::Scatter)
-        fail(std::string("collective ") + to_string(kind) + " is not supported yet");
-      if (kind != CollectiveKind::Barrier && (!n.comm_size || *n.comm_size == 0))
-        fail(n.comm_size ? "comm_size is 0" : "comm_size is missing");
-      if (!all_ranks_group(n.pg_name)) {
-        auto g = w.groups.find(n.pg_name);
-        if (g == w.groups.end())
-          fail("pg_name '" + n.pg_name + "' names no communicator group" +
-               (w.groups_source.empty() ? " (give --comm-groups FILE)" : " in " + w.groups_source));
-        bool member = false;
-        for (int r : g->second) member |= r == rank;
-        if (!member) fail("rank " + std::to_string(rank) + " is not in group '" + n.pg_name + "'");
-      }
-      break;
-    }
-    case NodeKind::Send:
-      if (n.is_cpu_op) break;
-      if (!n.comm_size || *n.comm_size == 0)
-        fail(n.comm_size ? "comm_size is 0" : "comm_size is missing");
-      peer_ok(n.comm_dst, "comm_dst");
-      break;
-    case NodeKind::Recv:
-      if (n.is_cpu_op) break;
-      if (!n.comm_size || *n.comm_size == 0)
-        fail(n.comm_size ? "comm_size is 0" : "comm_size is missing");
-      peer_ok(n.comm_src, "comm_src");
-      break;
-    default:
-      break;
-  }
-}
-
-// Kahn's algorithm over the dependencies in force; names the nodes left on a cycle.
-void check_acyclic(const Workload& w, const Trace& t,
-                   const std::unordered_map<uint64_t, size_t>& index) {
-  std::vector<int> missing(t.nodes.size(), 0);
-  std::vector<std::vector<size_t>> children(t.nodes.size());
-  for (size_t i = 0; i < t.nodes.size(); ++i)
-    for (uint64_t d : w.dependencies_of(t.nodes[i])) {
-      children[index.at(d)].push_back(i);
-      missing[i]++;
-    }
-  std::vector<size_t> ready;
-  for (size_t i = 0; i < t.nodes.size(); ++i)
-    if (missing[i] == 0) ready.push_back(i);
-  size_t done = 0;
-  while (!ready.empty()) {
-    size_t i = ready.back();
-    ready.pop_back();
-    ++done;
-    for (size_t c : children[i])
-      if (--missing[c] == 0) ready.push_back(c);
-  }
-  if (done == t.nodes.size()) return;
-  std::string ids;
-  int shown = 0;
-  for (size_t i = 0; i < t.nodes.size() && shown < 8; ++i)
-    if (missing[i] > 0) {
-      ids += (shown++ ? ", " : "") + std::to_string(t.nodes[i].id);
-    }
-  throw InputError(t.file, "nodes " + ids + (t.nodes.size() - done > 8 ? ", ..." : ""),
-                   "dependency cycle: " + std::to_string(t.nodes.size() - done) +
-                       " nodes can never run" +
-                       (w.dependencies == DependencyMode::DataAndControl
-                            ? " (if only ctrl_deps form it, try --deps data)"
-                            : ""));
-}
-
-}  // namespace
-
-void validate(const Workload& w) {
-  for (size_t r = 0; r < w.ranks.size(); ++r) {
-    const Trace& t = w.ranks[r];
-    std::unordered_map<uint64_t, size_t> index;
-    for (size_t i = 0; i < t.nodes.size(); ++i)
-      if (!index.emplace(t.nodes[i].id, i).second)
-        throw InputError(t.file, node_item(t.nodes[i]), "duplicate node id");
-    for (const auto& n : t.nodes) {
-      check_node(w, t, n, static_cast<int>(r));
-      for (uint64_t d : n.data_deps)
-        if (!index.count(d))
-          throw InputError(t.file, node_item(n),
-                           "data dependency on node " + std::to_string(d) + " that does not exist");
-      if (w.dependencies == DependencyMode::DataAndControl)
-        for (uint64_t d : n.ctrl_deps)
-          if (!index.count(d))
-            throw InputError(t.file, node_item(n),
-                             "control dependency on node " + std::to_string(d) +
-                                 " that does not exist (use --deps data to replay on data "
-                                 "dependencies only)");
-    }
-    check_acyclic(w, t, index);
-  }
-}
-
-Workload load_workload(const WorkloadOptions& o) {
+Workload load_workload(const WorkloadOptions& o, bool validate_it) {
   if (o.ranks < 1) throw InputError(o.prefix, "", "no ranks to load");
   if (o.size_unit_bytes == 0) throw InputError("--size-unit", "", "must be at least 1 byte");
   Workload w;
   w.dependencies = o.dependencies;
+  for (int r = 0; r < o.ranks; ++r) w.everyone.push_back(r);
   for (int r = 0; r < o.ranks; ++r) {
-    std::string path = o.prefix + "." + std::to_string(r) + ".et";
-    if (!fs::exists(path))
+    std::string path = trace_path(o.prefix, r);
+    if (path.empty())
       throw InputError(
-          path, "rank " + std::to_string(r),
+          o.prefix + "." + std::to_string(r) + ".et", "rank " + std::to_string(r),
           "trace file missing (the platform has " + std::to_string(o.ranks) + " NPUs)");
     w.ranks.push_back(read_trace(path));
   }
   // A trace for a rank the platform does not have means the two do not belong together.
-  std::string extra = o.prefix + "." + std::to_string(o.ranks) + ".et";
-  if (fs::exists(extra))
+  std::string extra = trace_path(o.prefix, o.ranks);
+  if (!extra.empty())
     throw InputError(
         extra, "rank " + std::to_string(o.ranks),
         "the workload has more ranks than the platform's " + std::to_string(o.ranks) + " NPUs");
   if (o.size_unit_bytes != 1)
     for (auto& t : w.ranks)
-      for (auto& n : t.nodes) {
-        if (n.comm_size) *n.comm_size *= o.size_unit_bytes;
-        if (n.tensor_size) *n.tensor_size *= o.size_unit_bytes;
-      }
+      for (auto& n : t.nodes)
+        for (auto* size : {&n.comm_size, &n.tensor_size}) {
+          if (!*size) continue;
+          if (**size > UINT64_MAX / o.size_unit_bytes)
+            throw InputError(t.file, "node " + std::to_string(n.id),
+                             std::to_string(**size) + " x --size-unit " +
+                                 std::to_string(o.size_unit_bytes) +
+                                 " bytes does not fit in 64 bits");
+          **size *= o.size_unit_bytes;
+        }
   std::string groups = o.comm_groups;
   if (groups.empty()) {
     fs::path candidate = fs::path(o.prefix).parent_path() / "workload.json";
@@ -271,7 +165,7 @@ Workload load_workload(const WorkloadOptions& o) {
           w.groups_source = t.file + " (process_group:init)";
         }
   }
-  validate(w);
+  if (validate_it) validate(w);
   return w;
 }
 

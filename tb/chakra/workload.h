@@ -24,16 +24,21 @@ struct Workload {
   std::map<std::string, std::vector<int>> groups;  // pg_name -> ranks in communicator order
   std::string groups_source;
   DependencyMode dependencies = DependencyMode::DataAndControl;
+  std::vector<int> everyone;  // 0 .. ranks - 1
 
+  // The ranks of a communicator, in communicator order: every rank for pg_name "" or "0".
+  const std::vector<int>& members(const std::string& pg_name) const;
   // The dependencies the replay honours for a node in this mode.
   std::vector<uint64_t> dependencies_of(const TraceNode& node) const;
   size_t node_count() const;
 };
 
-// Loads and validates. Throws InputError naming the file, the node and the problem.
-Workload load_workload(const WorkloadOptions& options);
-// Checks one already-built workload (used by the loader and by generators' tests).
-void validate(const Workload& workload);
+// The trace file of one rank: <prefix>.<rank>.et, else <prefix>.<rank>.et.gz; "" when neither is.
+std::string trace_path(const std::string& prefix, int rank);
+
+// Loads and, unless `validate` is false, validates (tb/chakra/workload_check.h). Throws InputError
+// naming the file, the node and the problem.
+Workload load_workload(const WorkloadOptions& options, bool validate = true);
 
 std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path, int ranks);
 

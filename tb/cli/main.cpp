@@ -1,4 +1,5 @@
-// The `wafersim` command line: run, study, generate. See docs/usage.md.
+// The `wafersim` command line: run, check, study, traffic, generate, inspect. See docs/usage.md;
+// exit codes in tb/common/exit_codes.h.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
@@ -6,13 +7,24 @@
 #include <sstream>
 #include <systemc>
 
+#include <fmt/format.h>
+
 #include "models/common/error.h"
 #include "tb/chakra/generator.h"
+#include "tb/chakra/workload_check.h"
+#include "tb/cli/check.h"
+#include "tb/cli/validators.h"
+#include "tb/common/error_path.h"
 #include "tb/run/run.h"
 #include "tb/study/study.h"
 #include "tb/traffic/traffic_run.h"
 
 using namespace wafersim;
+
+namespace {
+// The longest synthetic traffic run: about a minute of CPU at 8x8 (docs/usage.md).
+constexpr long long kMaxTrafficCycles = 100000000;
+}  // namespace
 
 // Our own main, so the SystemC banner can be switched off before the kernel starts.
 int main(int argc, char* argv[]) {
@@ -20,7 +32,18 @@ int main(int argc, char* argv[]) {
   return sc_core::sc_elab_and_sim(argc, argv);
 }
 
+namespace {
+int dispatch(int argc, char* argv[]);
+}
+
 int sc_main(int argc, char* argv[]) {
+  tb::quiet_systemc_reports();
+  return tb::run_guarded([&]() { return dispatch(argc, argv); }, std::cerr);
+}
+
+namespace {
+
+int dispatch(int argc, char* argv[]) {
   CLI::App app{"wafersim: a SystemC / TLM-2.0 cycle-level simulator of distributed DNN training"};
   app.require_subcommand(1);
 
@@ -40,16 +63,18 @@ int sc_main(int argc, char* argv[]) {
       ->take_all();
   run_cmd->add_option("--deps", deps, "dependencies honoured: all (data + control) | data")
       ->check(CLI::IsMember({"all", "data"}));
-  run_cmd->add_option("--size-unit", run.workload.size_unit_bytes,
-                      "bytes per unit of comm_size / tensor_size (e.g. 2 for FP16 element counts)");
+  run_cmd
+      ->add_option("--size-unit", run.workload.size_unit_bytes,
+                   "bytes per unit of comm_size / tensor_size (e.g. 2 for FP16 element counts)")
+      ->check(tb::whole_number(1, 1 << 30));
   run_cmd->add_option("--comm-groups", run.workload.comm_groups,
                       "communicator groups JSON (default: <trace dir>/workload.json if present)");
   run_cmd->add_flag("--quiet", quiet, "print nothing but errors (no progress line)");
   run_cmd->add_option("--waves", run.waves.file, "write a VCD waveform (and a .gtkw beside it)");
   run_cmd->add_option("--waves-from", run.waves.from_ns, "waveform window start, ns (default 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tb::real_number(0, 1e12));
   run_cmd->add_option("--waves-to", run.waves.to_ns, "waveform window end, ns (default: the end)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tb::real_number(0, 1e12));
   run_cmd
       ->add_option("--waves-select", run.waves.patterns,
                    "signals to trace: glob on hierarchical names, e.g. 'platform.router3.*' "
@@ -66,7 +91,7 @@ int sc_main(int argc, char* argv[]) {
   study_cmd->add_option("file", study_file, "study YAML (configs/studies/*.yaml)")->required();
   study_cmd->add_option("--out", study_out, "output folder for results.csv and one folder per run")
       ->required();
-  study_cmd->add_option("-j,--jobs", jobs, "runs at a time")->check(CLI::PositiveNumber);
+  study_cmd->add_option("-j,--jobs", jobs, "runs at a time")->check(tb::whole_number(1, 256));
 
   std::string gen_prefix, gen_collective = "all_reduce";
   chakra::MicrobenchmarkSpec gen;
@@ -75,11 +100,13 @@ int sc_main(int argc, char* argv[]) {
       ->required();
   gen_cmd->add_option("--collective", gen_collective,
                       "all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce");
-  gen_cmd->add_option("--bytes", gen.bytes, "comm_size in bytes (all_gather: per rank)");
-  gen_cmd->add_option("--ranks", gen.ranks, "number of ranks")->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--bytes", gen.bytes, "comm_size in bytes (all_gather: per rank)")
+      ->check(tb::whole_number(1, 1ll << 50));
+  gen_cmd->add_option("--ranks", gen.ranks, "number of ranks")->check(tb::whole_number(1, 4096));
   gen_cmd->add_option("--iterations", gen.iterations, "collectives in sequence")
-      ->check(CLI::PositiveNumber);
-  gen_cmd->add_option("--compute-us", gen.compute_micros, "compute before each collective, in us");
+      ->check(tb::whole_number(1, 1000000));
+  gen_cmd->add_option("--compute-us", gen.compute_micros, "compute before each collective, in us")
+      ->check(tb::whole_number(0, 1ll << 44));
 
   tb::TrafficOptions traffic;
   bool traffic_quiet = false;
@@ -99,39 +126,78 @@ int sc_main(int argc, char* argv[]) {
                    "offered load in flits/node/cycle; several values (or a,b,c) run a sweep")
       ->required()
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(tb::real_number(1e-9, 1));
   traffic_cmd->add_option("--packet-flits", traffic.spec.packet_flits, "packet length, flits")
-      ->check(CLI::PositiveNumber);
-  traffic_cmd->add_option("--warmup-cycles", traffic.spec.warmup_cycles,
-                          "cycles before measuring (default 1000)");
+      ->check(tb::whole_number(1, 65536));
+  traffic_cmd
+      ->add_option("--warmup-cycles", traffic.spec.warmup_cycles,
+                   "cycles before measuring (default 1000)")
+      ->check(tb::whole_number(0, kMaxTrafficCycles));
   traffic_cmd
       ->add_option("--measure-cycles", traffic.spec.measure_cycles,
                    "measurement window, cycles (default 10000)")
-      ->check(CLI::PositiveNumber);
-  traffic_cmd->add_option("--drain-cycles", traffic.spec.drain_cycles,
-                          "cycles allowed after the window for measured packets (default 20000)");
-  traffic_cmd->add_option("--latency-threshold", traffic.spec.latency_threshold_cycles,
-                          "average latency (cycles) above which the point counts as saturated "
-                          "(default 0: off; BookSim uses 500)");
-  traffic_cmd->add_option("--seed", traffic.spec.seed, "random seed (default 1)");
-  traffic_cmd->add_option("--hotspot", traffic.spec.hotspot,
-                          "hotspot pattern: destination NPU (default: the middle one)");
-  traffic_cmd->add_option("--hotspot-fraction", traffic.spec.hotspot_fraction,
-                          "hotspot pattern: share of packets sent to the hotspot (default 0.5)");
+      ->check(tb::whole_number(1, kMaxTrafficCycles));
+  traffic_cmd
+      ->add_option("--drain-cycles", traffic.spec.drain_cycles,
+                   "cycles allowed after the window for measured packets (default 20000)")
+      ->check(tb::whole_number(0, kMaxTrafficCycles));
+  traffic_cmd
+      ->add_option("--latency-threshold", traffic.spec.latency_threshold_cycles,
+                   "average latency (cycles) above which the point counts as saturated "
+                   "(default 0: off; BookSim uses 500)")
+      ->check(tb::real_number(0, 1e12));
+  traffic_cmd->add_option("--seed", traffic.spec.seed, "random seed (default 1)")
+      ->check(tb::whole_number(0, 1ll << 62));
+  traffic_cmd
+      ->add_option("--hotspot", traffic.spec.hotspot,
+                   "hotspot pattern: destination NPU (default: the middle one)")
+      ->check(tb::whole_number(0, 4095));
+  traffic_cmd
+      ->add_option("--hotspot-fraction", traffic.spec.hotspot_fraction,
+                   "hotspot pattern: share of packets sent to the hotspot (default 0.5)")
+      ->check(tb::real_number(0, 1));
   traffic_cmd->add_option("--out", traffic.platform.out_dir, "output folder")->required();
   traffic_cmd->add_option("-j,--jobs", traffic.jobs, "sweep points at a time")
-      ->check(CLI::PositiveNumber);
+      ->check(tb::whole_number(1, 256));
   traffic_cmd->add_flag("--plots", traffic.plots, "sweep: draw latency_load.png with gnuplot");
   traffic_cmd->add_flag("--quiet", traffic_quiet, "print nothing but errors");
 
   std::string inspect_file;
-  auto* inspect_cmd = app.add_subcommand("inspect", "print the nodes of one .et file");
-  inspect_cmd->add_option("file", inspect_file, "a Chakra .et file")->required();
+  auto* inspect_cmd = app.add_subcommand(
+      "inspect", "print the nodes of one .et file, and the problems it shows on its own");
+  inspect_cmd->add_option("file", inspect_file, "a Chakra .et file (plain or gzip)")->required();
+
+  tb::RunOptions check;
+  std::string check_deps = "all";
+  auto* check_cmd = app.add_subcommand(
+      "check", "validate a workload against a platform without simulating it (a trace linter)");
+  check_cmd->add_option("--platform", check.platform, "wafersim platform YAML");
+  check_cmd->add_option("--astra-network", check.astra_network, "ASTRA-sim network .yml");
+  check_cmd->add_option("--astra-system", check.astra_system, "ASTRA-sim system .json");
+  check_cmd->add_option("--workload", check.workload.prefix, "trace prefix")->required();
+  check_cmd->add_option("--set", check.overrides, "override a platform key")->take_all();
+  check_cmd->add_option("--deps", check_deps, "dependencies honoured: all | data")
+      ->check(CLI::IsMember({"all", "data"}));
+  check_cmd
+      ->add_option("--size-unit", check.workload.size_unit_bytes,
+                   "bytes per unit of comm_size / tensor_size")
+      ->check(tb::whole_number(1, 1 << 30));
+  check_cmd->add_option("--comm-groups", check.workload.comm_groups, "communicator groups JSON");
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One exit code for every usage error (CLI11's own codes are 100 and up).
+    std::cerr << "wafersim: error: command line: " << e.what() << "\n"
+              << "run 'wafersim " << (app.get_subcommands().empty()
+                                          ? std::string()
+                                          : app.get_subcommands().front()->get_name() + " ")
+              << "--help' for the options\n";
+    return tb::kInputError;
   }
 
   if (*run_cmd) {
@@ -139,15 +205,23 @@ int sc_main(int argc, char* argv[]) {
         deps == "data" ? chakra::DependencyMode::DataOnly : chakra::DependencyMode::DataAndControl;
     std::ostringstream sink;
     run.progress = !quiet;
-    if (run.plots && run.out_dir.empty()) {
-      std::cerr << "wafersim: error: --plots needs --out DIR\n";
-      return 1;
-    }
+    if (run.plots && run.out_dir.empty())
+      throw InputError("command line", "--plots", "needs --out DIR");
     return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
+  }
+  if (*check_cmd) {
+    check.workload.dependencies = check_deps == "data" ? chakra::DependencyMode::DataOnly
+                                                       : chakra::DependencyMode::DataAndControl;
+    return tb::check_workload_command(check, std::cout, std::cerr);
   }
   if (*traffic_cmd) {
     std::ostringstream sink;
     std::ostream& out = traffic_quiet ? static_cast<std::ostream&>(sink) : std::cout;
+    for (size_t i = 0; i < traffic.rates.size(); ++i)
+      for (size_t k = 0; k < i; ++k)
+        if (traffic.rates[i] == traffic.rates[k])
+          throw InputError("command line", "--rate",
+                           fmt::format("{} is given twice: each rate is one point", traffic.rates[i]));
     if (traffic.rates.size() == 1) return tb::run_traffic(traffic, out, std::cerr);
     // A sweep: every point is its own process with the same options but one rate.
     std::vector<std::string> point = {"--platform", traffic.platform.platform, "--pattern",
@@ -169,57 +243,22 @@ int sc_main(int argc, char* argv[]) {
     return tb::run_traffic_sweep(traffic, point, self, out, std::cerr);
   }
   if (*study_cmd) {
-    try {
-      tb::Study study = tb::load_study(study_file);
-      std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-      int failed = tb::run_study(study, self, study_out, jobs, std::cout);
-      std::cout << study.runs.size() << " runs, " << failed << " failed; table: " << study_out
-                << "/results.csv\n";
-      return 0;
-    } catch (const InputError& e) {
-      std::cerr << "wafersim: error: " << e.what() << "\n";
-      return 1;
-    }
+    tb::Study study = tb::load_study(study_file);
+    std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+    return tb::run_study(study, self, study_out, jobs, std::cout);
   }
-  if (*inspect_cmd) {
-    try {
-      chakra::Trace t = chakra::read_trace(inspect_file);
-      std::cout << inspect_file << ": version '" << t.version << "', " << t.nodes.size()
-                << " nodes\n";
-      for (const auto& n : t.nodes) {
-        std::cout << n.id << " " << chakra::to_string(n.kind) << " '" << n.name << "'";
-        if (n.is_cpu_op) std::cout << " cpu";
-        if (n.duration_micros) std::cout << " duration_us=" << n.duration_micros;
-        if (n.num_ops) std::cout << " num_ops=" << *n.num_ops;
-        if (n.tensor_size) std::cout << " tensor_size=" << *n.tensor_size;
-        if (n.comm_type) std::cout << " comm_type=" << *n.comm_type;
-        if (n.comm_size) std::cout << " comm_size=" << *n.comm_size;
-        if (n.comm_src) std::cout << " comm_src=" << *n.comm_src;
-        if (n.comm_dst) std::cout << " comm_dst=" << *n.comm_dst;
-        if (n.comm_tag) std::cout << " comm_tag=" << *n.comm_tag;
-        if (!n.pg_name.empty()) std::cout << " pg_name=" << n.pg_name;
-        std::cout << " data_deps=[";
-        for (auto d : n.data_deps) std::cout << d << " ";
-        std::cout << "] ctrl_deps=[";
-        for (auto d : n.ctrl_deps) std::cout << d << " ";
-        std::cout << "]\n";
-      }
-      return 0;
-    } catch (const InputError& e) {
-      std::cerr << "wafersim: error: " << e.what() << "\n";
-      return 1;
-    }
-  }
+  if (*inspect_cmd) return tb::inspect_trace(inspect_file, std::cout, std::cerr);
   if (*gen_cmd) {
     try {
       gen.collective = chakra::collective_from_string(gen_collective);
-      chakra::write_microbenchmark(gen_prefix, gen);
-      std::cout << "wrote " << gen.ranks << " traces " << gen_prefix << ".<rank>.et\n";
-      return 0;
-    } catch (const std::exception& e) {
-      std::cerr << "wafersim: error: " << e.what() << "\n";
-      return 1;
+    } catch (const std::invalid_argument& e) {
+      throw InputError("command line", "--collective", e.what());
     }
+    chakra::write_microbenchmark(gen_prefix, gen);
+    std::cout << "wrote " << gen.ranks << " traces " << gen_prefix << ".<rank>.et\n";
+    return 0;
   }
   return 0;
 }
+
+}  // namespace

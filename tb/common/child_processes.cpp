@@ -1,13 +1,18 @@
 #include "tb/common/child_processes.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
+
+#include "tb/common/stop_signals.h"
 
 namespace wafersim::tb {
 
@@ -15,7 +20,7 @@ std::vector<int> run_children(const std::string& executable, const std::vector<C
                               int parallel, const std::function<void(size_t, int)>& done) {
   parallel = std::max(1, parallel);
   std::map<pid_t, size_t> running;
-  std::vector<int> exit_codes(jobs.size(), -1);
+  std::vector<int> exit_codes(jobs.size(), kNotRun);
   size_t next = 0;
   auto launch = [&](size_t i) {
     const ChildJob& job = jobs[i];
@@ -35,18 +40,29 @@ std::vector<int> run_children(const std::string& executable, const std::vector<C
       _exit(127);
     }
     if (pid < 0) {
-      exit_codes[i] = 127;
+      exit_codes[i] = 127;  // could not fork
       if (done) done(i, 127);
       return;
     }
     running[pid] = i;
   };
+  bool passed_on = false;
   while (next < jobs.size() || !running.empty()) {
-    while (next < jobs.size() && static_cast<int>(running.size()) < parallel) launch(next++);
-    if (running.empty()) continue;
+    while (!StopSignals::received() && next < jobs.size() &&
+           static_cast<int>(running.size()) < parallel)
+      launch(next++);
+    if (running.empty()) break;
     int status = 0;
     pid_t pid = wait(&status);
-    if (pid < 0) break;
+    if (StopSignals::received() && !passed_on) {
+      // Ctrl-C reaches the whole process group anyway; a SIGTERM sent to us alone does not.
+      for (const auto& [child, index] : running) kill(child, StopSignals::received());
+      passed_on = true;
+    }
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
     auto it = running.find(pid);
     if (it == running.end()) continue;
     size_t i = it->second;
@@ -55,6 +71,38 @@ std::vector<int> run_children(const std::string& executable, const std::vector<C
     if (done) done(i, exit_codes[i]);
   }
   return exit_codes;
+}
+
+int run_program(const std::vector<std::string>& argv, std::string& output) {
+  output.clear();
+  int pipe_fds[2];
+  if (argv.empty() || pipe(pipe_fds) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[1]);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int spawned = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (spawned == 0) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(pipe_fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+      if (n > 0) output.append(buf, static_cast<size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  if (spawned != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string first_error_line(const std::string& dir) {

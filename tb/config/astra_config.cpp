@@ -8,7 +8,9 @@
 #include <set>
 
 #include "models/common/error.h"
+#include "tb/common/files.h"
 #include "tb/config/platform_spec.h"
+#include "tb/config/yaml_file.h"
 
 namespace wafersim::tb {
 
@@ -21,10 +23,16 @@ std::vector<std::string> list_of(const YAML::Node& root, const std::string& file
   YAML::Node n = root[key];
   if (!n) throw InputError(file, std::string("key '") + key + "'", "missing");
   std::vector<std::string> out;
+  auto value = [&](const YAML::Node& e) {
+    if (!e.IsScalar())
+      throw InputError(file, std::string("key '") + key + "'", "expected numbers or names");
+    return e.Scalar();
+  };
   if (n.IsSequence())
-    for (const auto& e : n) out.push_back(e.Scalar());
+    for (const auto& e : n) out.push_back(value(e));
   else
-    out.push_back(n.Scalar());
+    out.push_back(value(n));
+  if (out.empty()) throw InputError(file, std::string("key '") + key + "'", "empty list");
   return out;
 }
 
@@ -39,14 +47,7 @@ double number_in(const std::string& file, const char* key, const std::string& te
 }
 
 void read_network(PlatformSpec& spec, const std::string& file) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(file);
-  } catch (const YAML::BadFile&) {
-    throw InputError(file, "", "cannot open file");
-  } catch (const YAML::Exception& e) {
-    throw InputError(file, "line " + std::to_string(e.mark.line + 1), e.msg);
-  }
+  YAML::Node root = load_yaml(file);
   if (!root.IsMap()) throw InputError(file, "", "expected a YAML mapping");
   static const std::set<std::string> known = {"topology", "npus_count", "bandwidth", "latency"};
   for (const auto& e : root)
@@ -73,18 +74,22 @@ void read_network(PlatformSpec& spec, const std::string& file) {
   if (spec.network.shape == topology::Shape::Mesh)
     throw InputError(file, "topology", "expected Ring, FullyConnected or Switch");
   double n = number_in(file, "npus_count", npus[0]);
-  if (n < 2 || n != std::floor(n))
-    throw InputError(file, "npus_count", "must be a whole number >= 2");
+  if (n < 2 || n > 4096 || n != std::floor(n))
+    throw InputError(file, "npus_count", "must be a whole number from 2 to 4096, got " + npus[0]);
   spec.network.npus = static_cast<int>(n);
   double gbps = number_in(file, "bandwidth", bw[0]);
   if (!(gbps > 0)) throw InputError(file, "bandwidth", "must be positive, got " + bw[0]);
+  if (gbps < 1e-3 || gbps > 1e6)
+    throw InputError(file, "bandwidth", "must be from 0.001 to 1e6 GB/s, got " + bw[0]);
   spec.network.link_bandwidth_gbps = gbps * kGiBps;
   double ns = number_in(file, "latency", lat[0]);
-  if (ns < 0) throw InputError(file, "latency", "must not be negative, got " + lat[0]);
+  if (ns < 0 || ns > 1e9)
+    throw InputError(file, "latency", "must be from 0 to 1e9 ns, got " + lat[0]);
   spec.network.link_latency_ns = ns;
 }
 
 void read_system(PlatformSpec& spec, const std::string& file) {
+  check_input_file(file, "");
   std::ifstream in(file);
   if (!in) throw InputError(file, "", "cannot open file");
   nlohmann::json j;
@@ -95,16 +100,19 @@ void read_system(PlatformSpec& spec, const std::string& file) {
   }
   if (!j.is_object()) throw InputError(file, "", "expected a JSON object");
   auto item = [&](const std::string& key) { return "key '" + key + "'"; };
-  auto integer = [&](const std::string& key, long long min) {
+  auto integer = [&](const std::string& key, long long min, long long max) {
     const auto& v = j.at(key);
-    if (!v.is_number_integer() || v.get<long long>() < min)
-      throw InputError(file, item(key), "expected a whole number >= " + std::to_string(min));
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > 1ull << 62) ||
+        v.get<long long>() < min || v.get<long long>() > max)
+      throw InputError(file, item(key),
+                       "expected a whole number from " + std::to_string(min) + " to " +
+                           std::to_string(max) + ", got " + v.dump());
     return v.get<long long>();
   };
   auto positive = [&](const std::string& key) {
     const auto& v = j.at(key);
-    if (!v.is_number() || !(v.get<double>() > 0))
-      throw InputError(file, item(key), "expected a positive number");
+    if (!v.is_number() || !(v.get<double>() >= 1e-3) || !(v.get<double>() <= 1e9))
+      throw InputError(file, item(key), "expected a number from 0.001 to 1e9, got " + v.dump());
     return v.get<double>();
   };
   auto algorithm = [&](const std::string& key, collectives::Algorithm& out) {
@@ -125,11 +133,11 @@ void read_system(PlatformSpec& spec, const std::string& file) {
       if (!value.is_string() || (value != "LIFO" && value != "FIFO"))
         throw InputError(file, item(key), "expected LIFO or FIFO");
     } else if (key == "endpoint-delay") {
-      spec.fabric.endpoint_delay_cycles = static_cast<uint32_t>(integer(key, 0));
+      spec.fabric.endpoint_delay_cycles = static_cast<uint32_t>(integer(key, 0, 1000000));
     } else if (key == "active-chunks-per-dimension") {
-      spec.collectives.active_chunks = static_cast<int>(integer(key, 1));
+      spec.collectives.active_chunks = static_cast<int>(integer(key, 1, 4096));
     } else if (key == "preferred-dataset-splits") {
-      spec.collectives.dataset_splits = static_cast<int>(integer(key, 1));
+      spec.collectives.dataset_splits = static_cast<int>(integer(key, 1, 4096));
     } else if (key == "all-reduce-implementation") {
       algorithm(key, spec.collectives.all_reduce);
     } else if (key == "all-gather-implementation") {
@@ -147,7 +155,7 @@ void read_system(PlatformSpec& spec, const std::string& file) {
     } else if (key == "peak-perf") {
       spec.npu.peak_tflops = positive(key);
     } else if (key == "roofline-enabled") {
-      spec.compute = integer(key, 0) != 0 ? ComputeModel::Roofline : ComputeModel::Duration;
+      spec.compute = integer(key, 0, 1) != 0 ? ComputeModel::Roofline : ComputeModel::Duration;
     } else if (key == "collective-optimization" || key == "boost-mode" ||
                key == "intra-dimension-scheduling" || key == "inter-dimension-scheduling" ||
                key == "replay-only" || key == "track-local-mem" || key == "local-reduction-delay") {
@@ -184,6 +192,7 @@ PlatformSpec load_astra_platform(const std::string& network_yml, const std::stri
   double bdp = 2 * spec.network.link_latency_ns * bytes_per_ns + 2.0 * spec.fabric.packet_bytes;
   spec.fabric.buffer_flits = static_cast<uint32_t>(std::ceil(bdp / spec.fabric.flit_bytes)) + 1;
   apply_overrides(spec, overrides);
+  check_platform(spec);
   return spec;
 }
 

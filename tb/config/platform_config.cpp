@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <functional>
+#include <set>
 #include <map>
 
 #include "models/common/error.h"
 #include "tb/config/platform_spec.h"
+#include "tb/config/yaml_file.h"
 
 namespace wafersim::tb {
 
@@ -15,31 +18,39 @@ namespace {
 
 using Setter = std::function<void(PlatformSpec&, const std::string& value)>;
 
+// Limits (docs/config.md): beyond them a run would not fit this machine's time or memory, or
+// SystemC's picosecond clock could not represent its cycles.
+constexpr double kMaxNpus = 4096;
+constexpr double kMaxDelayCycles = 1e6;
+constexpr double kMaxSplits = 4096;
+// A link slower than this takes more than 2^64 ps for a large message.
+constexpr double kMinBandwidthGbps = 1e-3;
+
 double to_double(const std::string& v) {
-  size_t used = 0;
-  double d = std::stod(v, &used);
-  if (used != v.size()) throw std::invalid_argument("not a number: '" + v + "'");
-  return d;
+  try {
+    size_t used = 0;
+    double d = std::stod(v, &used);
+    if (used == v.size() && std::isfinite(d)) return d;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("not a number: '" + v + "'");
 }
 
-long long to_int(const std::string& v) {
-  size_t used = 0;
-  long long i = std::stoll(v, &used);
-  if (used != v.size()) throw std::invalid_argument("not an integer: '" + v + "'");
-  return i;
-}
-
+// A numeric key: its lower bound (inclusive or not) and its upper bound (inclusive), which keeps
+// every run within the time and memory this machine has (docs/config.md, "Limits").
 template <typename Field>
-Setter number(Field field, double min, bool inclusive) {
-  return [field, min, inclusive](PlatformSpec& s, const std::string& v) {
+Setter number(Field field, double min, bool inclusive, double max) {
+  return [field, min, inclusive, max](PlatformSpec& s, const std::string& v) {
     using T = std::remove_reference_t<decltype(field(s))>;
-    double d = to_double(v);
+    const double d = to_double(v);
     if (inclusive ? d < min : d <= min)
       throw std::invalid_argument("must be " + std::string(inclusive ? ">= " : "> ") +
                                   fmt::format("{:g}", min) + ", got " + v);
+    if (d > max)
+      throw std::invalid_argument("must be at most " + fmt::format("{:g}", max) + ", got " + v +
+                                  " (docs/config.md, Limits)");
     if constexpr (!std::is_floating_point_v<T>)
-      if (static_cast<double>(to_int(v)) != d)
-        throw std::invalid_argument("must be a whole number, got " + v);
+      if (d != std::floor(d)) throw std::invalid_argument("must be a whole number, got " + v);
     field(s) = static_cast<T>(d);
   };
 }
@@ -77,35 +88,35 @@ const std::map<std::string, Setter>& setters() {
        [](PlatformSpec& s, const std::string& v) {
          s.network.shape = topology::shape_from_string(v);
        }},
-      {"network.npus", number(FIELD(network.npus), 1, true)},
-      {"network.mesh_x", number(FIELD(network.mesh_x), 1, true)},
-      {"network.mesh_y", number(FIELD(network.mesh_y), 1, true)},
-      {"network.clock_ghz", number(FIELD(network.clock_ghz), 0, false)},
-      {"network.link_bandwidth_gbps", number(FIELD(network.link_bandwidth_gbps), 0, false)},
-      {"network.link_latency_ns", number(FIELD(network.link_latency_ns), 0, true)},
+      {"network.npus", number(FIELD(network.npus), 1, true, kMaxNpus)},
+      {"network.mesh_x", number(FIELD(network.mesh_x), 1, true, kMaxNpus)},
+      {"network.mesh_y", number(FIELD(network.mesh_y), 1, true, kMaxNpus)},
+      {"network.clock_ghz", number(FIELD(network.clock_ghz), 1e-3, true, 1000)},
+      {"network.link_bandwidth_gbps", number(FIELD(network.link_bandwidth_gbps), kMinBandwidthGbps, true, 1e6)},
+      {"network.link_latency_ns", number(FIELD(network.link_latency_ns), 0, true, 1e9)},
       {"network.injection_bandwidth_gbps",
-       number(FIELD(network.injection_bandwidth_gbps), 0, true)},
-      {"network.injection_latency_ns", number(FIELD(network.injection_latency_ns), 0, true)},
+       number(FIELD(network.injection_bandwidth_gbps), 0, true, 1e6)},
+      {"network.injection_latency_ns", number(FIELD(network.injection_latency_ns), 0, true, 1e9)},
       {"fabric.fidelity",
        [](PlatformSpec& s, const std::string& v) {
          s.fabric.fidelity = hw::fidelity_from_string(v);
        }},
-      {"fabric.flit_bytes", number(FIELD(fabric.flit_bytes), 1, true)},
-      {"fabric.packet_bytes", number(FIELD(fabric.packet_bytes), 1, true)},
-      {"fabric.header_bytes", number(FIELD(fabric.header_bytes), 0, true)},
-      {"fabric.vcs", number(FIELD(fabric.vcs), 1, true)},
-      {"fabric.buffer_flits", number(FIELD(fabric.buffer_flits), 1, true)},
-      {"fabric.routing_delay_cycles", number(FIELD(fabric.routing_delay_cycles), 0, true)},
-      {"fabric.vc_alloc_delay_cycles", number(FIELD(fabric.vc_alloc_delay_cycles), 0, true)},
-      {"fabric.sw_alloc_delay_cycles", number(FIELD(fabric.sw_alloc_delay_cycles), 0, true)},
+      {"fabric.flit_bytes", number(FIELD(fabric.flit_bytes), 1, true, 1 << 20)},
+      {"fabric.packet_bytes", number(FIELD(fabric.packet_bytes), 1, true, 1 << 30)},
+      {"fabric.header_bytes", number(FIELD(fabric.header_bytes), 0, true, 1 << 20)},
+      {"fabric.vcs", number(FIELD(fabric.vcs), 1, true, 64)},
+      {"fabric.buffer_flits", number(FIELD(fabric.buffer_flits), 1, true, 65536)},
+      {"fabric.routing_delay_cycles", number(FIELD(fabric.routing_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.vc_alloc_delay_cycles", number(FIELD(fabric.vc_alloc_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.sw_alloc_delay_cycles", number(FIELD(fabric.sw_alloc_delay_cycles), 0, true, kMaxDelayCycles)},
       {"fabric.switch_traversal_delay_cycles",
-       number(FIELD(fabric.switch_traversal_delay_cycles), 0, true)},
-      {"fabric.credit_delay_cycles", number(FIELD(fabric.credit_delay_cycles), 0, true)},
-      {"fabric.endpoint_delay_cycles", number(FIELD(fabric.endpoint_delay_cycles), 0, true)},
-      {"npu.clock_ghz", number(FIELD(npu.clock_ghz), 0, false)},
-      {"npu.peak_tflops", number(FIELD(npu.peak_tflops), 0, false)},
-      {"npu.hbm_bandwidth_gbps", number(FIELD(npu.hbm_bandwidth_gbps), 0, false)},
-      {"npu.reduce_bandwidth_gbps", number(FIELD(npu.reduce_bandwidth_gbps), 0, false)},
+       number(FIELD(fabric.switch_traversal_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.credit_delay_cycles", number(FIELD(fabric.credit_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.endpoint_delay_cycles", number(FIELD(fabric.endpoint_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"npu.clock_ghz", number(FIELD(npu.clock_ghz), 1e-3, true, 1000)},
+      {"npu.peak_tflops", number(FIELD(npu.peak_tflops), 1e-6, true, 1e9)},
+      {"npu.hbm_bandwidth_gbps", number(FIELD(npu.hbm_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
+      {"npu.reduce_bandwidth_gbps", number(FIELD(npu.reduce_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
       {"npu.compute_model", choice(&PlatformSpec::compute, {{"duration", ComputeModel::Duration},
                                                             {"roofline", ComputeModel::Roofline}})},
       {"npu.compute_order", choice(&PlatformSpec::compute_order, {{"node_id", ComputeOrder::NodeId},
@@ -118,8 +129,8 @@ const std::map<std::string, Setter>& setters() {
       {"collectives.all_to_all", algorithm(&CollectiveConfig::all_to_all)},
       {"collectives.broadcast", algorithm(&CollectiveConfig::broadcast)},
       {"collectives.reduce", algorithm(&CollectiveConfig::reduce)},
-      {"collectives.dataset_splits", number(FIELD(collectives.dataset_splits), 1, true)},
-      {"collectives.active_chunks", number(FIELD(collectives.active_chunks), 0, true)},
+      {"collectives.dataset_splits", number(FIELD(collectives.dataset_splits), 1, true, kMaxSplits)},
+      {"collectives.active_chunks", number(FIELD(collectives.active_chunks), 0, true, kMaxSplits)},
   };
   return table;
 }
@@ -149,36 +160,54 @@ void apply_overrides(PlatformSpec& spec, const std::vector<std::string>& overrid
 }
 
 PlatformSpec load_platform(const std::string& path, const std::vector<std::string>& overrides) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(path, "", "cannot open file");
-  } catch (const YAML::Exception& e) {
-    throw InputError(path, "line " + std::to_string(e.mark.line + 1), e.msg);
-  }
+  YAML::Node root = load_yaml(path);
   if (!root.IsMap()) throw InputError(path, "", "expected a YAML mapping at the top level");
   PlatformSpec spec;
   spec.source = path;
   for (const auto& section : root) {
     std::string name = section.first.as<std::string>();
     if (name == "name") {
-      spec.name = section.second.as<std::string>();
+      if (!section.second.IsScalar()) throw InputError(path, "key 'name'", "expected a single value");
+      spec.name = section.second.Scalar();
       continue;
     }
     if (!section.second.IsMap())
       throw InputError(path, "key '" + name + "'",
                        "unknown section (expected network, fabric, npu or collectives)");
     for (const auto& entry : section.second) {
-      std::string key = name + "." + entry.first.as<std::string>();
+      std::string key = name + "." + entry.first.Scalar();
       if (!entry.second.IsScalar())
         throw InputError(path, "key '" + key + "'", "expected a single value");
       set_key(spec, path, key, entry.second.Scalar());
     }
   }
   apply_overrides(spec, overrides);
+  check_platform(spec);
   if (spec.name.empty()) spec.name = path;
   return spec;
+}
+
+void check_platform(const PlatformSpec& spec) {
+  const auto& n = spec.network;
+  const auto& f = spec.fabric;
+  const std::string& file = spec.source;
+  if (n.shape == topology::Shape::Mesh &&
+      static_cast<double>(n.mesh_x) * static_cast<double>(n.mesh_y) > kMaxNpus)
+    throw InputError(file, "network.mesh_x x network.mesh_y",
+                     fmt::format("a {} x {} mesh has more than {:g} NPUs (docs/config.md, Limits)",
+                                 n.mesh_x, n.mesh_y, kMaxNpus));
+  if (f.packet_bytes < f.flit_bytes)
+    throw InputError(file, "fabric.packet_bytes",
+                     fmt::format("a packet of {} bytes is smaller than one flit ({} bytes, "
+                                 "fabric.flit_bytes)",
+                                 f.packet_bytes, f.flit_bytes));
+  const uint64_t packet_flits =
+      (static_cast<uint64_t>(f.packet_bytes) + f.header_bytes + f.flit_bytes - 1) / f.flit_bytes;
+  if (f.fidelity == hw::Fidelity::Packet && packet_flits > f.buffer_flits)
+    throw InputError(file, "fabric.buffer_flits",
+                     fmt::format("packet fidelity moves whole packets (virtual cut-through): a "
+                                 "packet of {} flits does not fit a VC buffer of {} flits",
+                                 packet_flits, f.buffer_flits));
 }
 
 }  // namespace wafersim::tb

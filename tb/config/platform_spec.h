@@ -50,6 +50,9 @@ PlatformSpec load_platform(const std::string& path, const std::vector<std::strin
 // ASTRA-sim analytical network (.yml) and system (.json) files, read unchanged.
 PlatformSpec load_astra_platform(const std::string& network_yml, const std::string& system_json,
                                  const std::vector<std::string>& overrides = {});
+// Checks what no single key can: a mesh's size, packets against flits and buffers. Throws
+// InputError naming the keys. The loaders call it after the overrides.
+void check_platform(const PlatformSpec& spec);
 // Applies `section.key=value` overrides to an already loaded spec.
 void apply_overrides(PlatformSpec& spec, const std::vector<std::string>& overrides);
 

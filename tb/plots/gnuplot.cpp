@@ -1,7 +1,9 @@
 #include "tb/plots/gnuplot.h"
 
+#include "tb/common/child_processes.h"
+
 #include <cmath>
-#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -9,10 +11,21 @@ namespace wafersim::tb {
 
 namespace {
 
+// A gnuplot string literal. Single quotes, because gnuplot runs `commands` in back quotes and
+// expands escapes inside double quotes; inside single quotes only '' (a quote) is special.
 std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\\\"") : std::string(1, c);
-  return out + "\"";
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += '\'';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out + "'";
+}
+
+// An output file's name for `set output`: absolute, since gnuplot pipes output to a command when
+// the name starts with '|'.
+std::string output_path(const std::string& png) {
+  return std::filesystem::absolute(png).lexically_normal().string();
 }
 
 std::string tics(const char* axis, const std::vector<AxisTic>& list) {
@@ -33,7 +46,7 @@ std::string without_extension(const std::string& png) {
 std::string header(const std::string& png, const std::string& title, int width, int height) {
   std::ostringstream s;
   s << "set terminal pngcairo size " << width << "," << height << " font 'sans,10'\n"
-    << "set output " << quoted(png) << "\n"
+    << "set output " << quoted(output_path(png)) << "\n"
     << "set title " << quoted(title) << "\n";
   return s.str();
 }
@@ -46,16 +59,13 @@ std::string run_gnuplot(const std::string& script, const std::string& script_pat
     f << script;
     if (!f) return "cannot write " + script_path;
   }
-  std::string cmd = "gnuplot " + script_path + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "cannot start gnuplot";
+  if (script_path.find('\n') != std::string::npos || script.find('\0') != std::string::npos)
+    return "gnuplot cannot take a file name with a line break";
   std::string output;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) output += buf;
-  int status = pclose(p);
-  if (status != 0)
-    return output.empty() ? "gnuplot is not installed (Debian package gnuplot-nox)"
-                          : "gnuplot: " + output;
+  // Absolute, so that a name starting with '-' is not taken for an option.
+  const int status = run_program({"gnuplot", output_path(script_path)}, output);
+  if (status < 0) return "gnuplot is not installed (Debian package gnuplot-nox)";
+  if (status != 0) return "gnuplot failed: " + output;
   return "";
 }
 

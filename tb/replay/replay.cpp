@@ -38,6 +38,20 @@ const char* category(const wafersim::chakra::TraceNode& node) {
       return "communication";
   }
 }
+// A compute node's recorded duration, checked against the time the SystemC kernel can represent
+// from now on (2^64 ps, about 213 days, in all).
+sc_time duration_of(const std::string& file, const wafersim::chakra::TraceNode& node) {
+  const uint64_t left_ps = sc_core::sc_max_time().value() - sc_core::sc_time_stamp().value();
+  if (node.duration_micros > left_ps / 1000000)
+    throw wafersim::InputError(
+        file, "node " + std::to_string(node.id) + " ('" + node.name + "')",
+        "duration_micros " + std::to_string(node.duration_micros) +
+            " would run past the end of simulated time (SystemC counts at most 2^64 ps, about "
+            "213 days; " +
+            std::to_string(left_ps / 1000000) + " us are left)");
+  return sc_time::from_value(node.duration_micros * 1000000);
+}
+
 }  // namespace
 
 // Issue lanes that keep one node in flight and launch the ready node with the smallest id next:
@@ -97,7 +111,11 @@ struct Replay::Command {
 
 Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
                const PlatformSpec& spec, hw::Platform& platform)
-    : sc_module(name), workload_(workload), spec_(spec), platform_(platform) {
+    : sc_module(name),
+      workload_(workload),
+      spec_(spec),
+      platform_(platform),
+      plans_(spec.collectives, spec.source) {
   const int n = platform.npu_count();
   if (static_cast<int>(workload.ranks.size()) != n)
     throw InputError(
@@ -141,16 +159,35 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
         state->sequence[i] = seen[nodes[i].pg_name]++;
     ranks_.push_back(std::move(state));
   }
+  plans_.prepare(workload);
   SC_METHOD(start);
+}
+
+template <typename Body>
+void Replay::guarded(Body&& body) {
+  try {
+    body();
+  } catch (...) {
+    if (!failure_) failure_ = std::current_exception();
+    work_.clear();
+    draining_ = false;
+    sc_core::sc_stop();
+  }
+}
+
+void Replay::rethrow_failure() const {
+  if (failure_) std::rethrow_exception(failure_);
 }
 
 Replay::~Replay() = default;
 
 void Replay::start() {
-  for (auto& r : ranks_)
-    for (size_t i = 0; i < r->missing.size(); ++i)
-      if (r->missing[i] == 0) work_.push_back({r->rank, i, nullptr, 0});
-  drain();
+  guarded([this]() {
+    for (auto& r : ranks_)
+      for (size_t i = 0; i < r->missing.size(); ++i)
+        if (r->missing[i] == 0) work_.push_back({r->rank, i, nullptr, 0});
+    drain();
+  });
 }
 
 void Replay::drain() {
@@ -211,65 +248,6 @@ uint32_t Replay::instance_of(const std::string& group, size_t sequence) {
   return id;
 }
 
-std::shared_ptr<const collectives::Plan> Replay::plan_for(const chakra::TraceNode& node,
-                                                          int group_size,
-                                                          collectives::Collective& kind) {
-  const auto& c = spec_.collectives;
-  collectives::CollectiveRequest q;
-  q.ranks = group_size;
-  q.bytes = node.comm_size.value_or(0);
-  q.splits = c.dataset_splits;
-  q.active_chunks = c.active_chunks;
-  switch (static_cast<CollectiveKind>(*node.comm_type)) {
-    case CollectiveKind::AllReduce:
-      kind = collectives::Collective::AllReduce;
-      q.algorithm = c.all_reduce;
-      break;
-    case CollectiveKind::Barrier:  // a one-byte-per-rank all-reduce
-      kind = collectives::Collective::AllReduce;
-      q.algorithm = c.all_reduce;
-      q.bytes = group_size;
-      q.splits = 1;
-      break;
-    case CollectiveKind::AllGather:
-      kind = collectives::Collective::AllGather;
-      q.algorithm = c.all_gather;
-      break;
-    case CollectiveKind::ReduceScatter:
-    case CollectiveKind::ReduceScatterBlock:
-      kind = collectives::Collective::ReduceScatter;
-      q.algorithm = c.reduce_scatter;
-      break;
-    case CollectiveKind::AllToAll:
-      kind = collectives::Collective::AllToAll;
-      q.algorithm = c.all_to_all;
-      break;
-    case CollectiveKind::Broadcast:
-      kind = collectives::Collective::Broadcast;
-      q.algorithm = c.broadcast;
-      break;
-    case CollectiveKind::Reduce:
-      kind = collectives::Collective::Reduce;
-      q.algorithm = c.reduce;
-      break;
-    default:
-      throw std::logic_error("unsupported collective reached the replay");
-  }
-  q.collective = kind;
-  std::string key = std::string(to_string(kind)) + "/" + to_string(q.algorithm) + "/" +
-                    std::to_string(q.ranks) + "/" + std::to_string(q.bytes);
-  auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second;
-  std::shared_ptr<const collectives::Plan> plan;
-  try {
-    plan = std::make_shared<const collectives::Plan>(collectives::build_plan(q));
-  } catch (const std::invalid_argument& e) {
-    throw InputError(spec_.source, "collectives", e.what());
-  }
-  plans_[key] = plan;
-  return plan;
-}
-
 void Replay::issue(int rank, size_t i) {
   RankState& r = *ranks_[rank];
   const chakra::TraceNode& node = r.trace->nodes[i];
@@ -295,7 +273,7 @@ void Replay::issue(int rank, size_t i) {
       Command* c = command();
       c->ext.kind = hw::CommandKind::Compute;
       c->ext.roofline = spec_.compute == ComputeModel::Roofline;
-      c->ext.duration = sc_time(static_cast<double>(node.duration_micros), sc_core::SC_US);
+      c->ext.duration = duration_of(r.trace->file, node);
       c->ext.operations = node.num_ops.value_or(0);
       c->ext.bytes = node.tensor_size.value_or(0);
       r.compute_inflight++;
@@ -324,19 +302,11 @@ void Replay::issue(int rank, size_t i) {
       return;
     }
     case NodeKind::Collective: {
-      const std::vector<int>* members;
-      if (node.pg_name.empty() || node.pg_name == "0") {
-        static thread_local std::vector<int> everyone;
-        if (static_cast<int>(everyone.size()) != platform_.npu_count()) {
-          everyone.resize(platform_.npu_count());
-          for (int k = 0; k < platform_.npu_count(); ++k) everyone[k] = k;
-        }
-        members = &everyone;
-      } else {
-        members = &workload_.groups.at(node.pg_name);
-      }
-      collectives::Collective kind;
-      auto plan = plan_for(node, static_cast<int>(members->size()), kind);
+      const std::vector<int>* members = &workload_.members(node.pg_name);
+      const PlanLibrary::Entry planned =
+          plans_.get(r.trace->file, node, static_cast<int>(members->size()));
+      const collectives::Collective kind = planned.kind;
+      const auto& plan = planned.plan;
       auto run = new CollectiveRun;
       run->rank = rank;
       run->node = i;
@@ -411,6 +381,11 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
 tlm::tlm_sync_enum Replay::completed(int rank, tlm::tlm_generic_payload& trans,
                                      tlm::tlm_phase& phase, sc_time&) {
   if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;
+  guarded([&]() { finish_command(rank, trans); });
+  return tlm::TLM_COMPLETED;
+}
+
+void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
   auto* ext = trans.get_extension<hw::CommandExt>();
   Command* c = reinterpret_cast<Command*>(ext->token);
   CollectiveRun* run = c->run;
@@ -433,7 +408,6 @@ tlm::tlm_sync_enum Replay::completed(int rank, tlm::tlm_generic_payload& trans,
   else
     node_done(rank, node);
   drain();
-  return tlm::TLM_COMPLETED;
 }
 
 void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
@@ -513,6 +487,28 @@ std::vector<RankResult> Replay::rank_results() const {
     out.push_back(res);
   }
   return out;
+}
+
+std::string Replay::unclaimed_report() const {
+  std::ostringstream out;
+  for (int rank = 0; rank < platform_.npu_count(); ++rank)
+    for (const auto& m : platform_.npu(rank).unclaimed_messages()) {
+      out << "rank " << m.src << " sent " << m.bytes << " bytes to rank " << rank;
+      if (m.tag & kPointToPointTag) {
+        const int64_t tag = static_cast<int64_t>(m.tag & ~kPointToPointTag);
+        out << " with comm_tag " << tag;
+        for (const auto& n : ranks_[m.src]->trace->nodes)
+          if (n.kind == NodeKind::Send && n.comm_dst == rank && n.comm_tag.value_or(0) == tag) {
+            out << " (" << ranks_[m.src]->trace->file << " node " << n.id << " '" << n.name
+                << "')";
+            break;
+          }
+        out << ", and no RECV on rank " << rank << " takes it\n";
+      } else {
+        out << " in a collective step (tag " << m.tag << "), and no receive takes it\n";
+      }
+    }
+  return out.str();
 }
 
 std::string Replay::stall_report() const {

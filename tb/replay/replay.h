@@ -6,6 +6,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "models/collectives/plan.h"
 #include "tb/chakra/workload.h"
 #include "tb/config/platform_spec.h"
+#include "tb/replay/plan_library.h"
 
 namespace wafersim::tb {
 
@@ -58,6 +60,11 @@ class Replay : public sc_core::sc_module {
   size_t nodes_done() const { return nodes_done_; }
   // Inconsistencies found while replaying (e.g. a receive whose message has another size).
   const std::vector<std::string>& errors() const { return errors_; }
+  // Messages that arrived and that no receive took (a SEND without its RECV), one line each; empty
+  // when there are none.
+  std::string unclaimed_report() const;
+  // Rethrows an exception that stopped the simulation inside one of the replay's processes.
+  void rethrow_failure() const;
 
  private:
   struct CollectiveRun;
@@ -83,10 +90,12 @@ class Replay : public sc_core::sc_module {
   void send_command(int rank, Command* command);
   tlm::tlm_sync_enum completed(int rank, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                                sc_core::sc_time& delay);
+  void finish_command(int rank, tlm::tlm_generic_payload& trans);
   void account(RankState& r);
   Lane* lane_of(RankState& r, const chakra::TraceNode& node) const;
-  std::shared_ptr<const collectives::Plan> plan_for(const chakra::TraceNode& node, int group_size,
-                                                    collectives::Collective& kind);
+  // Runs a process body; an exception stops the simulation and is kept for rethrow_failure().
+  template <typename Body>
+  void guarded(Body&& body);
   uint32_t instance_of(const std::string& group, size_t sequence);
 
   const chakra::Workload& workload_;
@@ -94,13 +103,14 @@ class Replay : public sc_core::sc_module {
   hw::Platform& platform_;
   std::vector<std::unique_ptr<Socket>> sockets_;
   std::vector<std::unique_ptr<RankState>> ranks_;
-  std::map<std::string, std::shared_ptr<const collectives::Plan>> plans_;
+  PlanLibrary plans_;
   std::map<std::pair<std::string, size_t>, uint32_t> instances_;
   std::vector<CollectiveResult> collective_results_;
   std::vector<Command*> free_commands_;
   std::vector<std::unique_ptr<Command>> all_commands_;
   std::vector<std::string> errors_;
   std::deque<Work> work_;
+  std::exception_ptr failure_;
   bool draining_ = false;
   size_t nodes_done_ = 0;
 };

@@ -7,8 +7,10 @@
 namespace wafersim::tb {
 
 namespace {
+// Nanoseconds from the kernel's integer picoseconds: one correctly rounded division, so reports
+// show 14339.001, not 14339.001000000002.
 double ns(const sc_core::sc_time& t) {
-  return t.to_seconds() * 1e9;
+  return static_cast<double>(t.value()) / 1e3;
 }
 }  // namespace
 
@@ -33,17 +35,22 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
   const auto ranks = replay.rank_results();
   double makespan = 0;
   for (const auto& rr : ranks) makespan = std::max(makespan, ns(rr.finish));
-  r["status"] = !info.errors.empty() ? "error"
-                : info.interrupted   ? "interrupted"
-                : info.finished      ? "finished"
-                                     : "stalled";
-  r["complete"] = info.finished && !info.interrupted;
+  const bool complete = info.finished && info.stop_code == 0 && info.errors.empty();
+  // Fractions are over the time the run covered: the makespan when it finished, else the time it
+  // reached (an unfinished rank's last activity would understate it).
+  const double covered = complete ? makespan : std::max(makespan, ns(info.reached));
+  r["status"] = !info.errors.empty()  ? "error"
+                : info.stop_code != 0 ? (info.stop_code == 143 ? "terminated" : "interrupted")
+                : info.finished       ? "finished"
+                                      : "stalled";
+  r["complete"] = complete;
   if (!info.errors.empty()) r["errors"] = info.errors;
   r["platform"] = info.platform;
   r["workload"] = info.workload;
   r["fidelity"] = hw::to_string(platform.fabric().fidelity);
   r["makespan_ns"] = makespan;
   r["makespan_cycles"] = static_cast<uint64_t>(std::llround(makespan * spec.network.clock_ghz));
+  r["simulated_ns"] = covered;
   r["clock_ghz"] = spec.network.clock_ghz;
   r["wall_seconds"] = info.wall_seconds;
   r["events"] = info.events;
@@ -76,7 +83,7 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"bytes", l.stats.bytes},
                      {"busy_ns", busy},
                      {"stall_ns", ns(l.stats.stall)},
-                     {"busy_fraction", makespan > 0 ? busy / makespan : 0.0}});
+                     {"busy_fraction", covered > 0 ? busy / covered : 0.0}});
   }
   auto& colls = r["collectives"] = nlohmann::json::array();
   for (const auto& c : replay.collectives()) {
@@ -96,7 +103,7 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"busbw_gbps", bw.second},
                      {"finished_ranks", c.finished_ranks}});
   }
-  if (!info.finished && !info.interrupted) r["stall"] = info.stall;
+  if (!info.stall.empty()) r["stall"] = info.stall;
   return r;
 }
 

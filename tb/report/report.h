@@ -15,7 +15,8 @@ struct RunInfo {
   double wall_seconds = 0;
   uint64_t events = 0;
   bool finished = false;
-  bool interrupted = false;         // stopped early by SIGINT: the report is incomplete
+  int stop_code = 0;                // 130 / 143 when SIGINT / SIGTERM stopped the run early
+  sc_core::sc_time reached;         // the simulated time the kernel reached
   std::string stall;                // what blocks, when not finished
   std::vector<std::string> errors;  // inconsistent input found while replaying
 };

@@ -1,8 +1,10 @@
 #pragma once
-// Runs the SystemC kernel in slices of simulated time so that a long run can show progress (one
-// updating line on stderr: simulated time, share of trace nodes done, events per second, ETA) and
-// stop cleanly on SIGINT. Slices are sized to about a fifth of a wall second; the order of events
-// is the kernel's either way, so results do not depend on slicing.
+// Runs the SystemC kernel in slices so that a long run shows progress (one updating line on
+// stderr: simulated time, share of trace nodes done, events per second, ETA) and stops cleanly on
+// SIGINT or SIGTERM. A slice ends after a span of simulated time sized to about a fifth of a wall
+// second, or earlier when the event counter's poll finds a quarter second of wall time gone (so a
+// burst of activity in a long slice cannot hide the line). The order of events is the kernel's
+// either way, so results do not depend on slicing.
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -19,9 +21,9 @@ class SlicedRun {
   // `out` receives the progress line (nullptr: no progress), shown once a run passes
   // `quiet_seconds` of wall time.
   SlicedRun(ProgressSource source, std::ostream* out, double quiet_seconds = 2.0);
-  // Simulates until nothing is left to do, sc_stop() is called, or SIGINT arrives. Returns false
-  // when interrupted.
-  bool run();
+  // Simulates until nothing is left to do, sc_stop() is called, or SIGINT / SIGTERM arrives.
+  // Returns the exit code of the signal that stopped it (130 or 143), or 0.
+  int run();
 
  private:
   ProgressSource source_;

@@ -14,6 +14,7 @@
 #include "tb/plots/run_plots.h"
 #include "tb/replay/replay.h"
 #include "tb/report/report.h"
+#include "tb/common/files.h"
 #include "tb/run/progress.h"
 
 namespace wafersim::tb {
@@ -69,6 +70,29 @@ std::unique_ptr<hw::Platform> build_platform(const PlatformSpec& spec,
   }
 }
 
+namespace {
+
+// The report's status line and exit code, from how the run ended.
+int finish_message(const RunInfo& info, double simulated_ns, std::ostream& err) {
+  if (info.stop_code != 0) {
+    err << "wafersim: " << (info.stop_code == kTerminated ? "terminated (SIGTERM)" : "interrupted")
+        << " at " << simulated_ns / 1e3 << " us simulated; the report is marked incomplete\n";
+    return info.stop_code;
+  }
+  if (!info.errors.empty()) {
+    for (const auto& e : info.errors) err << "wafersim: error: " << e << "\n";
+    return kInputError;
+  }
+  if (!info.stall.empty()) {
+    err << "wafersim: the replay can no longer progress; what each rank waits for:\n"
+        << info.stall;
+    return kStalled;
+  }
+  return kOk;
+}
+
+}  // namespace
+
 int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
                    nlohmann::json* report_out) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -111,51 +135,41 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     hw::event_counter() = 0;
     SlicedRun sliced({[&replay]() { return replay.nodes_done(); }, workload.node_count()},
                      o.progress ? &err : nullptr);
-    const bool complete = sliced.run();
-    hw::probe() = nullptr;
-
     RunInfo info;
+    info.stop_code = sliced.run();
+    hw::probe() = nullptr;
+    replay.rethrow_failure();
+
     info.platform = spec.name;
     info.workload = o.workload.prefix;
     info.finished = replay.all_finished();
-    info.interrupted = !complete;
     info.events = hw::event_counter();
+    info.reached = sc_core::sc_time_stamp();
     info.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     info.errors = replay.errors();
-    if (!info.finished && !info.interrupted && info.errors.empty())
-      info.stall = replay.stall_report();
+    if (info.stop_code == 0 && info.errors.empty()) {
+      // Finished with messages nobody received is a stall too: those ranks wait for nothing, but
+      // the workload did not do what it says.
+      info.stall = info.finished ? replay.unclaimed_report() : replay.stall_report() +
+                                                                   replay.unclaimed_report();
+      if (!info.stall.empty()) info.finished = false;
+    }
     nlohmann::json report = make_report(spec, *platform, replay, info);
     if (!o.out_dir.empty()) {
-      std::filesystem::create_directories(o.out_dir);
-      std::ofstream f(o.out_dir + "/report.json");
-      f << report.dump(2) << "\n";
-      if (!f) throw InputError(o.out_dir + "/report.json", "", "cannot write report");
+      write_file_atomically(o.out_dir + "/report.json", report.dump(2) + "\n");
       write_tables(report, o.out_dir);
       if (o.plots) {
         std::string problem = plot_run(report, topology, o.out_dir);
         if (!problem.empty()) throw InputError(o.out_dir, "--plots", problem);
       }
     }
-    if (waves) waves->finish(sc_core::sc_time(report["makespan_ns"].get<double>(), sc_core::SC_NS));
+    const double simulated_ns = report["simulated_ns"].get<double>();
+    if (waves) waves->finish(sc_core::sc_time(simulated_ns, sc_core::SC_NS));
     if (timeline) timeline->write(o.timeline);
     out << summary(report);
     if (report_out) *report_out = report;
-    if (info.interrupted) {
-      err << "wafersim: interrupted at " << report["makespan_ns"].get<double>() / 1e3
-          << " us simulated; the report is marked incomplete\n";
-      return kInterrupted;
-    }
-    if (!info.errors.empty()) {
-      for (const auto& e : info.errors) err << "wafersim: error: " << e << "\n";
-      return kInputError;
-    }
-    if (!info.finished) {
-      err << "wafersim: the replay can no longer progress; what each rank waits for:\n"
-          << info.stall;
-      return kStalled;
-    }
-    return kOk;
+    return finish_message(info, simulated_ns, err);
   } catch (const InputError& e) {
     err << "wafersim: error: " << e.what() << "\n";
     return kInputError;

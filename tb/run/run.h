@@ -9,6 +9,7 @@
 
 #include "hw/platform/platform.h"
 #include "tb/chakra/workload.h"
+#include "tb/common/exit_codes.h"
 #include "tb/config/platform_spec.h"
 #include "tb/observe/wave_recorder.h"
 
@@ -39,8 +40,6 @@ void check_writable(const std::string& path, const std::string& option);
 topology::Topology build_topology(const PlatformSpec& spec);
 std::unique_ptr<hw::Platform> build_platform(const PlatformSpec& spec,
                                              const topology::Topology& topology);
-
-enum ExitCode { kOk = 0, kInputError = 1, kStalled = 3, kInterrupted = 130 };
 
 // Prints the summary to `out` and problems to `err`; returns an ExitCode. When `report` is given it
 // receives report.json's content.

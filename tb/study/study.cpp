@@ -1,5 +1,6 @@
 #include "tb/study/study.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -13,6 +14,10 @@
 
 #include "models/common/error.h"
 #include "tb/common/child_processes.h"
+#include "tb/common/exit_codes.h"
+#include "tb/common/files.h"
+#include "tb/common/stop_signals.h"
+#include "tb/config/yaml_file.h"
 
 namespace wafersim::tb {
 
@@ -20,9 +25,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr size_t kMaxRuns = 100000;
+
 const std::set<std::string> kRunOptions = {"platform",      "workload",    "fidelity",
                                            "size-unit",     "deps",        "comm-groups",
                                            "astra-network", "astra-system"};
+// Run options that name files: relative paths are relative to the study file's folder.
+const std::set<std::string> kPathOptions = {"platform", "workload", "comm-groups", "astra-network",
+                                            "astra-system"};
 
 void add_value(std::vector<std::string>& args, const std::string& file, const std::string& key,
                const std::string& value) {
@@ -31,7 +41,10 @@ void add_value(std::vector<std::string>& args, const std::string& file, const st
     args.push_back(key + "=" + value);
   } else if (kRunOptions.count(key)) {
     args.push_back("--" + key);
-    args.push_back(value);
+    fs::path p(value);
+    if (kPathOptions.count(key) && p.is_relative())
+      p = fs::path(file).parent_path() / p;
+    args.push_back(kPathOptions.count(key) ? p.lexically_normal().string() : value);
   } else {
     throw InputError(
         file, "key '" + key + "'",
@@ -48,14 +61,7 @@ std::string scalar(const YAML::Node& n, const std::string& file, const std::stri
 }  // namespace
 
 Study load_study(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(path, "", "cannot open file");
-  } catch (const YAML::Exception& e) {
-    throw InputError(path, "line " + std::to_string(e.mark.line + 1), e.msg);
-  }
+  YAML::Node root = load_yaml(path);
   if (!root.IsMap()) throw InputError(path, "", "expected a YAML mapping");
   Study study;
   std::vector<std::string> base;
@@ -64,14 +70,15 @@ Study load_study(const std::string& path) {
     if (key != "name" && key != "base" && key != "grid" && key != "runs")
       throw InputError(path, "key '" + key + "'", "unknown key (expected name, base, grid, runs)");
   }
-  study.name = root["name"] ? root["name"].Scalar() : fs::path(path).stem().string();
+  study.name = root["name"] ? scalar(root["name"], path, "name") : fs::path(path).stem().string();
   if (root["base"]) {
+    if (!root["base"].IsMap()) throw InputError(path, "base", "expected a mapping of run options");
     for (const auto& e : root["base"]) {
       std::string key = e.first.Scalar();
       if (key == "set" && e.second.IsSequence()) {
         for (const auto& s : e.second) {
           base.push_back("--set");
-          base.push_back(s.Scalar());
+          base.push_back(scalar(s, path, "set"));
         }
         continue;
       }
@@ -80,6 +87,8 @@ Study load_study(const std::string& path) {
   }
   std::vector<std::map<std::string, std::string>> rows;
   if (root["grid"]) {
+    if (!root["grid"].IsMap())
+      throw InputError(path, "grid", "expected a mapping of keys to lists of values");
     rows.push_back({});
     for (const auto& e : root["grid"]) {
       std::string key = e.first.Scalar();
@@ -94,11 +103,14 @@ Study load_study(const std::string& path) {
           next.push_back(r);
         }
       rows = next;
+      if (rows.size() > kMaxRuns)
+        throw InputError(path, "grid", "more than " + std::to_string(kMaxRuns) + " runs");
     }
   }
   if (root["runs"]) {
     if (!root["runs"].IsSequence()) throw InputError(path, "runs", "expected a list of mappings");
     for (const auto& run : root["runs"]) {
+      if (!run.IsMap()) throw InputError(path, "runs", "each run is a mapping of keys to values");
       std::map<std::string, std::string> r;
       for (const auto& e : run) {
         std::string key = e.first.Scalar();
@@ -126,7 +138,10 @@ Study load_study(const std::string& path) {
 
 int run_study(const Study& study, const std::string& self, const std::string& out_dir, int jobs,
               std::ostream& log) {
-  fs::create_directories(out_dir);
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec || !fs::is_directory(out_dir))
+    throw InputError(out_dir, "--out", "cannot make this folder" + (ec ? ": " + ec.message() : ""));
   std::vector<ChildJob> children;
   for (const StudyRun& run : study.runs) {
     std::string dir = out_dir + "/" + run.id;
@@ -134,18 +149,18 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
     job.args.insert(job.args.end(), run.args.begin(), run.args.end());
     children.push_back(job);
   }
+  StopSignals signals;  // Ctrl-C / SIGTERM: no new runs; those running stop and report
   std::vector<int> exit_codes = run_children(self, children, jobs, [&](size_t i, int code) {
     log << study.runs[i].id << ": "
         << (code == 0 ? "ok" : "failed (exit " + std::to_string(code) + ")") << "\n";
   });
 
-  std::ofstream csv(out_dir + "/results.csv");
+  std::ostringstream csv;
   csv << "run";
   for (const auto& c : study.columns) csv << "," << csv_escape(c);
-  csv << ",status,exit_code,makespan_ns,makespan_cycles,mean_exposed_comm_ns,max_link_busy_"
-         "fraction,"
-         "wall_seconds,events,error\n";
-  int failed = 0;
+  csv << ",status,exit_code,makespan_ns,makespan_cycles,simulated_ns,mean_exposed_comm_ns,"
+         "max_link_busy_fraction,wall_seconds,events,error\n";
+  int failed = 0, not_run = 0;
   for (size_t i = 0; i < study.runs.size(); ++i) {
     const StudyRun& run = study.runs[i];
     std::string dir = out_dir + "/" + run.id;
@@ -154,13 +169,18 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
       auto v = run.values.find(c);
       csv << "," << csv_escape(v == run.values.end() ? "" : v->second);
     }
+    if (exit_codes[i] == kNotRun) {
+      ++not_run;
+      csv << ",not run,,,,,,,,,\n";
+      continue;
+    }
     std::ifstream rf(dir + "/report.json");
     nlohmann::json r;
     bool have = false;
     if (rf) {
       try {
         rf >> r;
-        have = true;
+        have = r.is_object() && r.contains("status");
       } catch (...) {
       }
     }
@@ -172,15 +192,22 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
       for (const auto& p : r["npus"]) exposed += p["exposed_comm_ns"].get<double>();
       for (const auto& l : r["links"])
         busiest = std::max(busiest, l["busy_fraction"].get<double>());
-      csv << "," << r["makespan_ns"].get<double>() << "," << r["makespan_cycles"].get<uint64_t>()
-          << "," << exposed / std::max<size_t>(1, r["npus"].size()) << "," << busiest << ","
-          << r["wall_seconds"].get<double>() << "," << r["events"].get<uint64_t>();
+      // Shortest round-trip text: full precision, no float noise.
+      csv << fmt::format(",{},{},{},{},{},{},{}", r["makespan_ns"].get<double>(),
+                         r["makespan_cycles"].get<uint64_t>(), r["simulated_ns"].get<double>(),
+                         exposed / std::max<size_t>(1, r["npus"].size()), busiest,
+                         r["wall_seconds"].get<double>(), r["events"].get<uint64_t>());
     } else {
-      csv << ",,,,,,";
+      csv << ",,,,,,,";
     }
     csv << "," << csv_escape(exit_codes[i] != 0 ? first_error_line(dir) : "") << "\n";
   }
-  return failed;
+  write_file_atomically(out_dir + "/results.csv", csv.str());
+  log << study.runs.size() << " runs, " << failed << " failed";
+  if (not_run) log << ", " << not_run << " not run";
+  log << "; table: " << out_dir << "/results.csv\n";
+  if (StopSignals::received()) return StopSignals::exit_code();
+  return failed > 0 ? kStudyFailures : kOk;
 }
 
 }  // namespace wafersim::tb

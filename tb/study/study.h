@@ -23,7 +23,9 @@ struct Study {
 // Expands a study file into runs. Throws InputError naming the file and key.
 Study load_study(const std::string& path);
 // Runs every run as a child `wafersim run` (the executable at `self`), `jobs` at a time; writes
-// out_dir/results.csv and out_dir/<id>/; returns the number of failed runs.
+// out_dir/results.csv and out_dir/<id>/. On SIGINT / SIGTERM it starts no more runs, lets those
+// running stop (they write their reports, marked incomplete) and writes results.csv for all.
+// Returns the exit code (tb/common/exit_codes.h): 0, 2 when runs failed, 130 / 143 when stopped.
 int run_study(const Study& study, const std::string& self, const std::string& out_dir, int jobs,
               std::ostream& log);
 

@@ -95,7 +95,7 @@ void TrafficDriver::schedule_next(int node, uint64_t after_cycle) {
 }
 
 void TrafficDriver::generate() {
-  ++hw::event_counter();
+  hw::count_event();
   const uint64_t now = cycle_of(sc_core::sc_time_stamp());
   while (!next_.empty() && next_.top().cycle <= now) {
     const int src = next_.top().node;

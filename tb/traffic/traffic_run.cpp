@@ -1,5 +1,7 @@
 #include "tb/traffic/traffic_run.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +15,7 @@
 #include "hw/proto/event_counter.h"
 #include "models/common/error.h"
 #include "tb/common/child_processes.h"
+#include "tb/common/files.h"
 #include "tb/plots/gnuplot.h"
 
 namespace wafersim::tb {
@@ -41,10 +44,10 @@ nlohmann::json to_json(const TrafficOptions& o, const PlatformSpec& spec, const 
   return j;
 }
 
+// One folder per point, named by the rate in shortest round-trip form (distinct rates, distinct
+// folders).
 std::string rate_dir(double rate) {
-  std::ostringstream s;
-  s << "rate_" << std::fixed << std::setprecision(4) << rate;
-  return s.str();
+  return fmt::format("rate_{}", rate);
 }
 
 }  // namespace
@@ -76,9 +79,6 @@ int run_traffic(const TrafficOptions& o, std::ostream& out, std::ostream& err) {
     spec.fabric.packet_bytes = static_cast<uint32_t>(wire - spec.fabric.header_bytes);
     topology::Topology topology = build_topology(spec);
     std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
-    // The driver ends the run with sc_stop(): no "simulation stopped by user" notice.
-    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
-                                            sc_core::SC_DO_NOTHING);
     std::unique_ptr<TrafficDriver> driver;
     try {
       driver = std::make_unique<TrafficDriver>("traffic", opts.spec, topology, *platform);
@@ -88,18 +88,20 @@ int run_traffic(const TrafficOptions& o, std::ostream& out, std::ostream& err) {
     hw::event_counter() = 0;
     sc_core::sc_start();
     const TrafficResult r = driver->result();
+    if (r.measured_packets == 0)
+      throw InputError("command line", "--rate",
+                       "no packet was offered in the " + std::to_string(opts.spec.measure_cycles) +
+                           "-cycle measurement window at " + fmt::format("{}", opts.spec.rate) +
+                           " flits/node/cycle, so nothing was measured: raise --rate or "
+                           "--measure-cycles");
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     nlohmann::json j = to_json(opts, spec, r);
     j["events"] = hw::event_counter();
     j["wall_seconds"] = wall;
     j["simulated_cycles_per_second"] = wall > 0 ? r.simulated_cycles / wall : 0;
-    if (!o.platform.out_dir.empty()) {
-      std::filesystem::create_directories(o.platform.out_dir);
-      std::ofstream f(o.platform.out_dir + "/traffic.json");
-      f << j.dump(2) << "\n";
-      if (!f) throw InputError(o.platform.out_dir + "/traffic.json", "", "cannot write");
-    }
+    if (!o.platform.out_dir.empty())
+      write_file_atomically(o.platform.out_dir + "/traffic.json", j.dump(2) + "\n");
     out << "traffic " << j["pattern"].get<std::string>() << " on " << spec.name << " ("
         << j["fidelity"].get<std::string>() << " fidelity), " << o.spec.packet_flits
         << "-flit packets\n"
@@ -124,7 +126,7 @@ int run_traffic_sweep(const TrafficOptions& o, const std::vector<std::string>& p
   std::vector<ChildJob> jobs;
   for (double rate : o.rates) {
     std::string d = dir + "/" + rate_dir(rate);
-    ChildJob job{{"traffic", "--quiet", "--out", d, "--rate", std::to_string(rate)}, d};
+    ChildJob job{{"traffic", "--quiet", "--out", d, "--rate", fmt::format("{}", rate)}, d};
     job.args.insert(job.args.end(), point_args.begin(), point_args.end());
     jobs.push_back(job);
   }
@@ -132,7 +134,7 @@ int run_traffic_sweep(const TrafficOptions& o, const std::vector<std::string>& p
     out << "rate " << o.rates[i] << ": " << (code == 0 ? "ok" : "failed") << "\n";
   });
 
-  std::ofstream csv(dir + "/latency_load.csv");
+  std::ostringstream csv;
   csv << "rate_flits_per_node_cycle,offered_flits_per_node_cycle,accepted_flits_per_node_cycle,"
          "avg_packet_latency_cycles,avg_network_latency_cycles,simulated_cycles,saturated,"
          "wall_seconds,error\n";
@@ -149,14 +151,15 @@ int run_traffic_sweep(const TrafficOptions& o, const std::vector<std::string>& p
       } catch (...) {
       }
     }
-    csv << o.rates[i] << ",";
+    csv << fmt::format("{},", o.rates[i]);
     if (have) {
-      csv << j["offered_flits_per_node_cycle"].get<double>() << ","
-          << j["accepted_flits_per_node_cycle"].get<double>() << ","
-          << j["avg_packet_latency_cycles"].get<double>() << ","
-          << j["avg_network_latency_cycles"].get<double>() << ","
-          << j["simulated_cycles"].get<uint64_t>() << "," << (j["saturated"].get<bool>() ? 1 : 0)
-          << "," << j["wall_seconds"].get<double>() << ",\n";
+      // Shortest round-trip text: full precision, no float noise.
+      csv << fmt::format("{},{},{},{},{},{},{},\n", j["offered_flits_per_node_cycle"].get<double>(),
+                         j["accepted_flits_per_node_cycle"].get<double>(),
+                         j["avg_packet_latency_cycles"].get<double>(),
+                         j["avg_network_latency_cycles"].get<double>(),
+                         j["simulated_cycles"].get<uint64_t>(), j["saturated"].get<bool>() ? 1 : 0,
+                         j["wall_seconds"].get<double>());
       if (!j["saturated"].get<bool>()) {
         packet.points.push_back({j["offered_flits_per_node_cycle"].get<double>(),
                                  j["avg_packet_latency_cycles"].get<double>()});
@@ -168,6 +171,7 @@ int run_traffic_sweep(const TrafficOptions& o, const std::vector<std::string>& p
       csv << ",,,,,,," << csv_escape(first_error_line(jobs[i].dir)) << "\n";
     }
   }
+  write_file_atomically(dir + "/latency_load.csv", csv.str());
   out << "table: " << dir << "/latency_load.csv\n";
   if (o.plots) {
     std::string problem = plot_curves(

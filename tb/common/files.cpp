@@ -1,0 +1,49 @@
+#include "tb/common/files.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "models/common/error.h"
+
+namespace wafersim::tb {
+
+namespace fs = std::filesystem;
+
+void check_input_file(const std::string& path, const std::string& item) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw InputError(path, item, "no such file");
+  if (fs::is_directory(status)) throw InputError(path, item, "is a folder, not a file");
+  if (!fs::is_regular_file(status) && !fs::is_fifo(status))
+    throw InputError(path, item, "is not a regular file");
+  if (::access(path.c_str(), R_OK) != 0)
+    throw InputError(path, item, std::string("cannot read: ") + std::strerror(errno));
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  if (ec) throw InputError(path, "", "cannot create its folder: " + ec.message());
+  const std::string temporary = path + ".partial";
+  {
+    std::ofstream f(temporary, std::ios::binary | std::ios::trunc);
+    f << content;
+    f.flush();
+    if (!f) {
+      fs::remove(temporary, ec);
+      throw InputError(path, "", "cannot write (disk full, or no permission?)");
+    }
+  }
+  fs::rename(temporary, target, ec);
+  if (ec) {
+    fs::remove(temporary, ec);
+    throw InputError(path, "", "cannot write: " + ec.message());
+  }
+}
+
+}  // namespace wafersim::tb

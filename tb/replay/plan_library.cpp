@@ -1,0 +1,88 @@
+#include "tb/replay/plan_library.h"
+
+#include "models/common/error.h"
+
+namespace wafersim::tb {
+
+using chakra::CollectiveKind;
+using collectives::Collective;
+
+PlanLibrary::PlanLibrary(const CollectiveConfig& config, std::string config_source)
+    : config_(config), source_(std::move(config_source)) {}
+
+PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::TraceNode& node,
+                                    int group_size) {
+  collectives::CollectiveRequest q;
+  q.ranks = group_size;
+  q.bytes = node.comm_size.value_or(0);
+  q.splits = config_.dataset_splits;
+  q.active_chunks = config_.active_chunks;
+  const char* setting = "";
+  switch (static_cast<CollectiveKind>(node.comm_type.value_or(-1))) {
+    case CollectiveKind::AllReduce:
+      q.collective = Collective::AllReduce;
+      q.algorithm = config_.all_reduce;
+      setting = "collectives.all_reduce";
+      break;
+    case CollectiveKind::Barrier:  // a one-byte-per-rank all-reduce
+      q.collective = Collective::AllReduce;
+      q.algorithm = config_.all_reduce;
+      q.bytes = static_cast<uint64_t>(group_size);
+      q.splits = 1;
+      setting = "collectives.all_reduce";
+      break;
+    case CollectiveKind::AllGather:
+      q.collective = Collective::AllGather;
+      q.algorithm = config_.all_gather;
+      setting = "collectives.all_gather";
+      break;
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::ReduceScatterBlock:
+      q.collective = Collective::ReduceScatter;
+      q.algorithm = config_.reduce_scatter;
+      setting = "collectives.reduce_scatter";
+      break;
+    case CollectiveKind::AllToAll:
+      q.collective = Collective::AllToAll;
+      q.algorithm = config_.all_to_all;
+      setting = "collectives.all_to_all";
+      break;
+    case CollectiveKind::Broadcast:
+      q.collective = Collective::Broadcast;
+      q.algorithm = config_.broadcast;
+      setting = "collectives.broadcast";
+      break;
+    case CollectiveKind::Reduce:
+      q.collective = Collective::Reduce;
+      q.algorithm = config_.reduce;
+      setting = "collectives.reduce";
+      break;
+    default:
+      throw InputError(file, "node " + std::to_string(node.id),
+                       "collective comm_type " + std::to_string(node.comm_type.value_or(-1)) +
+                           " is not supported");
+  }
+  const std::string key = std::string(to_string(q.collective)) + "/" + to_string(q.algorithm) +
+                          "/" + std::to_string(q.ranks) + "/" + std::to_string(q.bytes);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  Entry entry{nullptr, q.collective};
+  try {
+    entry.plan = std::make_shared<const collectives::Plan>(collectives::build_plan(q));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, "node " + std::to_string(node.id) + " ('" + node.name + "')",
+                     std::string(to_string(q.collective)) + " over " + std::to_string(q.ranks) +
+                         " ranks: " + e.what() + " (" + setting + " in " + source_ + ")");
+  }
+  plans_.emplace(key, entry);
+  return entry;
+}
+
+void PlanLibrary::prepare(const chakra::Workload& workload) {
+  for (const auto& trace : workload.ranks)
+    for (const auto& node : trace.nodes)
+      if (node.kind == chakra::NodeKind::Collective && !node.is_cpu_op)
+        get(trace.file, node, static_cast<int>(workload.members(node.pg_name).size()));
+}
+
+}  // namespace wafersim::tb

@@ -1,0 +1,38 @@
+#pragma once
+// The plans of a workload's collectives: one per distinct (collective, algorithm, ranks, bytes),
+// built from the platform's `collectives` section and shared by every rank and every repetition.
+// `prepare` builds them all before the simulation starts, so a collective the configured algorithm
+// cannot run (halving-doubling on 6 ranks, double binary tree for all-gather) is reported with its
+// trace file and node instead of stopping a run half way.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "models/collectives/algorithms.h"
+#include "tb/chakra/workload.h"
+#include "tb/config/platform_spec.h"
+
+namespace wafersim::tb {
+
+class PlanLibrary {
+ public:
+  struct Entry {
+    std::shared_ptr<const collectives::Plan> plan;
+    collectives::Collective kind;
+  };
+
+  PlanLibrary(const CollectiveConfig& config, std::string config_source);
+
+  // The plan of collective node `node` (from `file`) over `group_size` ranks. Throws InputError
+  // naming the file, the node and the setting that chose the algorithm.
+  Entry get(const std::string& file, const chakra::TraceNode& node, int group_size);
+  // Builds the plan of every collective in `workload`.
+  void prepare(const chakra::Workload& workload);
+
+ private:
+  const CollectiveConfig config_;
+  const std::string source_;
+  std::map<std::string, Entry> plans_;
+};
+
+}  // namespace wafersim::tb
