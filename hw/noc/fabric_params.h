@@ -20,7 +20,7 @@ struct FabricParams {
   uint32_t packet_bytes = 4096;  // payload bytes per packet
   uint32_t header_bytes = 0;     // added to every packet on the wire
   int vcs = 2;                   // virtual channels per port
-  uint32_t buffer_flits = 32;    // input buffer depth per VC, in flits
+  uint32_t buffer_flits = 64;    // input buffer depth per VC, in flits: one default packet
   uint32_t routing_delay_cycles = 1;
   uint32_t vc_alloc_delay_cycles = 1;
   uint32_t sw_alloc_delay_cycles = 1;

@@ -214,14 +214,17 @@ class DelimitedReader {
     io::ZeroCopyInputStream* raw = stream();
     const uint64_t start = static_cast<uint64_t>(raw->ByteCount());
     io::CodedInputStream in(raw);
+    // No bytes at all is a clean end; a partial varint is truncation.
+    const void* data;
+    int available;
+    if (!in.GetDirectBufferPointer(&data, &available)) {
+      fail_on_stream_error(what);
+      return false;
+    }
     uint64_t size = 0;
     if (!in.ReadVarint64(&size)) {
       fail_on_stream_error(what);
-      // No bytes at all is a clean end; a partial varint is truncation.
-      const void* data;
-      int n;
-      if (!in.GetDirectBufferPointer(&data, &n)) return false;
-      throw InputError(path_, what, "malformed length prefix");
+      throw InputError(path_, what, "malformed length prefix (the file ends inside it)");
     }
     const uint64_t at = start + static_cast<uint64_t>(in.CurrentPosition());
     const uint64_t left = file_bytes_ > at ? file_bytes_ - at : 0;

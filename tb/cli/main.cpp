@@ -245,7 +245,7 @@ int dispatch(int argc, char* argv[]) {
   if (*study_cmd) {
     tb::Study study = tb::load_study(study_file);
     std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-    return tb::run_study(study, self, study_out, jobs, std::cout);
+    return tb::run_study(study, self, study_out, jobs, std::cout, std::cerr);
   }
   if (*inspect_cmd) return tb::inspect_trace(inspect_file, std::cout, std::cerr);
   if (*gen_cmd) {

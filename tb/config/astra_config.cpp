@@ -68,11 +68,12 @@ void read_network(PlatformSpec& spec, const std::string& file) {
                          "FullyConnected or Switch)");
   try {
     spec.network.shape = topology::shape_from_string(topo[0]);
-  } catch (const std::exception& e) {
-    throw InputError(file, "topology", e.what());
+  } catch (const std::exception&) {
+    spec.network.shape = topology::Shape::Mesh;  // refused just below
   }
   if (spec.network.shape == topology::Shape::Mesh)
-    throw InputError(file, "topology", "expected Ring, FullyConnected or Switch");
+    throw InputError(file, "topology",
+                     "expected Ring, FullyConnected or Switch, got '" + topo[0] + "'");
   double n = number_in(file, "npus_count", npus[0]);
   if (n < 2 || n > 4096 || n != std::floor(n))
     throw InputError(file, "npus_count", "must be a whole number from 2 to 4096, got " + npus[0]);

@@ -137,7 +137,7 @@ Study load_study(const std::string& path) {
 }
 
 int run_study(const Study& study, const std::string& self, const std::string& out_dir, int jobs,
-              std::ostream& log) {
+              std::ostream& log, std::ostream& err) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec || !fs::is_directory(out_dir))
@@ -206,6 +206,9 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
   log << study.runs.size() << " runs, " << failed << " failed";
   if (not_run) log << ", " << not_run << " not run";
   log << "; table: " << out_dir << "/results.csv\n";
+  if (failed > 0)
+    err << "wafersim: " << failed << " of " << study.runs.size()
+        << " runs failed; their errors are in " << out_dir << "/results.csv\n";
   if (StopSignals::received()) return StopSignals::exit_code();
   return failed > 0 ? kStudyFailures : kOk;
 }

@@ -27,6 +27,6 @@ Study load_study(const std::string& path);
 // running stop (they write their reports, marked incomplete) and writes results.csv for all.
 // Returns the exit code (tb/common/exit_codes.h): 0, 2 when runs failed, 130 / 143 when stopped.
 int run_study(const Study& study, const std::string& self, const std::string& out_dir, int jobs,
-              std::ostream& log);
+              std::ostream& log, std::ostream& err);
 
 }  // namespace wafersim::tb
