@@ -190,3 +190,27 @@ TEST(Collectives, ValidationCatchesOrphanReceivesAndSizeMismatches) {
         << e.what();
   }
 }
+
+// More dataset splits than bytes allow: the plan takes fewer chunks rather than sending empty
+// blocks, and still moves every byte (the ring all-reduce sends 2(n-1)/n of the buffer per rank).
+TEST(Collectives, SplitsBeyondTheBytesMakeNoEmptyMessages) {
+  for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllToAll,
+                       Collective::AllGather, Collective::Broadcast})
+    for (uint64_t bytes : {4ull, 5ull, 11ull, 1000ull}) {
+      CollectiveRequest q;
+      q.collective = c;
+      q.algorithm = c == Collective::AllToAll ? Algorithm::Direct : Algorithm::Ring;
+      q.ranks = 4;
+      q.bytes = bytes;
+      q.splits = 4096;
+      Plan p = build_plan(q);
+      for (int r = 0; r < p.size(); ++r)
+        for (const Op& op : p.of(r).ops)
+          if (op.kind == OpKind::Send) {
+            EXPECT_GT(op.bytes, 0u) << to_string(c) << " of " << bytes << " bytes, rank " << r;
+          }
+      if (c == Collective::AllReduce) {
+        EXPECT_EQ(p.bytes_sent(), 2 * 3 * bytes) << bytes;
+      }
+    }
+}

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -310,8 +311,10 @@ TEST(Observe, TablesCarryUnitsAndNcclBandwidthsAndPicturesAreDrawn) {
 
 // A long run shows its progress line and, on SIGINT, stops and still writes its report, marked
 // incomplete.
-TEST(Observe, InterruptedRunWritesAnIncompleteReport) {
-  const std::string dir = temp_dir("interrupt");
+// SIGINT (Ctrl-C) and SIGTERM (timeout, Slurm, kill) stop a run the same way: the report is written
+// whole, marked incomplete, with every fraction over the simulated time reached.
+void expect_stopped_cleanly(int signal, int exit_code, const std::string& expected_status) {
+  const std::string dir = temp_dir("stop");
   const std::string workload = write_all_reduce(dir, 64, 1ull << 30);
   const std::string exe = std::string(WAFERSIM_BINARY_DIR) + "/wafersim";
   const std::string platform = source("configs/ring_8npus.yaml");
@@ -325,17 +328,33 @@ TEST(Observe, InterruptedRunWritesAnIncompleteReport) {
     _exit(127);
   }
   sleep(4);  // past the 2 s before the progress line shows; the whole run takes far longer
-  kill(pid, SIGINT);
+  kill(pid, signal);
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(WEXITSTATUS(status), exit_code);
   const auto report = read_json(out + "/report.json");
-  EXPECT_EQ(report["status"], "interrupted");
+  EXPECT_EQ(report["status"], expected_status);
   EXPECT_FALSE(report["complete"].get<bool>());
+  const double reached = report["simulated_ns"].get<double>();
+  EXPECT_GT(reached, 0);
+  EXPECT_GE(reached, report["makespan_ns"].get<double>());
+  for (const auto& l : report["links"]) EXPECT_LE(l["busy_fraction"].get<double>(), 1.0) << l;
+  EXPECT_FALSE(std::filesystem::exists(out + "/report.json.partial"));
   std::ifstream e(err);
   std::stringstream text;
   text << e.rdbuf();
   EXPECT_NE(text.str().find("% of nodes"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("interrupted"), std::string::npos) << text.str();
+  const std::string said =
+      expected_status == "interrupted" ? "interrupted at " : "terminated (SIGTERM) at ";
+  EXPECT_NE(text.str().find(said), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find(" at 0 us simulated"), std::string::npos) << text.str();
+}
+
+TEST(Observe, InterruptedRunWritesAnIncompleteReport) {
+  expect_stopped_cleanly(SIGINT, 130, "interrupted");
+}
+
+TEST(Observe, TerminatedRunWritesAnIncompleteReport) {
+  expect_stopped_cleanly(SIGTERM, 143, "terminated");
 }

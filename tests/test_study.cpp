@@ -1,8 +1,13 @@
 // Parameter studies: a grid expands to runs, runs execute as processes, failures become rows.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 
+#include "tb/chakra/generator.h"
 #include "tests/testing.h"
 
 using wafersim::testing::source;
@@ -30,4 +35,64 @@ TEST(Study, GridRunsAndFailedRunIsARow) {
     return std::stod(l.substr(p, l.find(',', p) - p));
   };
   EXPECT_GT(makespan(lines[1]) / makespan(lines[2]), 2.0);
+}
+
+// Ctrl-C on a study (SIGINT to its whole process group, as a terminal sends it): the run in
+// progress stops and reports, no further run starts, and results.csv lists them all.
+TEST(Study, InterruptWritesResultsForTheRunsDone) {
+  std::string dir = wafersim::testing::temp_dir("study");
+  wafersim::chakra::MicrobenchmarkSpec spec;
+  spec.ranks = 64;
+  spec.bytes = 1ull << 30;
+  wafersim::chakra::write_microbenchmark(dir + "/ar", spec);
+  std::ofstream(dir + "/s.yaml") << "base:\n  platform: " << source("configs/ring_8npus.yaml")
+                                 << "\n  workload: ar\n  set: [network.npus=64]\n"
+                                 << "grid:\n  network.link_latency_ns: [500, 600, 700]\n";
+  const std::string exe = std::string(WAFERSIM_BINARY_DIR) + "/wafersim";
+  const std::string s = dir + "/s.yaml", out = dir + "/out";
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    freopen((dir + "/stdout.txt").c_str(), "w", stdout);
+    execl(exe.c_str(), exe.c_str(), "study", s.c_str(), "--out", out.c_str(), "-j", "1",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  sleep(3);  // the first run (about a minute in all) is under way
+  kill(-pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::ifstream csv(out + "/results.csv");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(csv, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines[1].find(",interrupted,130,"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find(",not run,"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find(",not run,"), std::string::npos) << lines[3];
+}
+
+// results.csv keeps every digit of the report's numbers, and no more (shortest round trip).
+TEST(Study, ResultsKeepTheReportsNumbersExactly) {
+  std::string dir = wafersim::testing::temp_dir("study");
+  std::ofstream(dir + "/s.yaml") << "base:\n  platform: " << source("configs/ring_8npus.yaml")
+                                 << "\n  workload: "
+                                 << source(
+                                        "tests/data/astra-sim-examples/workload/microbenchmarks/"
+                                        "all_reduce/8npus_1MB/all_reduce")
+                                 << "\ngrid:\n  network.link_bandwidth_gbps: [33.3]\n";
+  auto r = wafersim::testing::wafersim("study " + dir + "/s.yaml --out " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream csv(dir + "/out/results.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  std::ifstream rf(dir + "/out/run000/report.json");
+  nlohmann::json report;
+  rf >> report;
+  const std::string makespan = fmt::format("{}", report["makespan_ns"].get<double>());
+  EXPECT_NE(row.find("," + makespan + ","), std::string::npos) << row << " vs " << makespan;
+  EXPECT_EQ(std::stod(makespan), report["makespan_ns"].get<double>());
 }

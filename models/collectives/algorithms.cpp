@@ -404,7 +404,14 @@ Plan build_plan(const CollectiveRequest& q) {
   plan.ranks.resize(q.ranks);
   if (q.ranks == 1) return plan;  // nothing to exchange
 
-  const int splits = static_cast<int>(std::min<uint64_t>(q.splits, q.bytes));
+  // Never more chunks than leave every block a byte: the collectives that cut each chunk into one
+  // block per rank need `ranks` bytes per chunk (a smaller collective still sends empty blocks).
+  const bool blocks_per_rank = q.collective == Collective::AllReduce ||
+                               q.collective == Collective::ReduceScatter ||
+                               q.collective == Collective::AllToAll;
+  const uint64_t min_chunk = blocks_per_rank ? static_cast<uint64_t>(q.ranks) : 1;
+  const int splits =
+      static_cast<int>(std::min<uint64_t>(q.splits, std::max<uint64_t>(1, q.bytes / min_chunk)));
   if (rotational(q, splits)) {
     plan.ranks.resize(1);
     plan.rotation = q.ranks;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -76,8 +77,20 @@ bool by_track_then_start(const TimelineRecorder::Span& a, const TimelineRecorder
 }  // namespace
 
 void TimelineRecorder::write(const std::string& path) const {
-  std::ofstream f(path);
-  if (!f) throw InputError(path, "--timeline", "cannot write the timeline file");
+  // Written under a temporary name and renamed: a stopped run never leaves half a timeline.
+  const std::string partial = path + ".partial";
+  {
+    std::ofstream f(partial);
+    if (!f) throw InputError(path, "--timeline", "cannot write the timeline file");
+    write_events(f);
+    if (!f) throw InputError(path, "--timeline", "cannot write the timeline file (disk full?)");
+  }
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (ec) throw InputError(path, "--timeline", "cannot write the timeline file: " + ec.message());
+}
+
+void TimelineRecorder::write_events(std::ostream& f) const {
   EventStream events(f);
   // Tracks per NPU: 0 compute, 1 memory, 2 host, 3.. communication lanes (overlapping collectives
   // and sends take one lane each, so slices on a track never overlap).
@@ -87,7 +100,7 @@ void TimelineRecorder::write(const std::string& path) const {
   std::vector<std::vector<double>> lane_end(topology_.npu_count());
   for (int r = 0; r < topology_.npu_count(); ++r) {
     events.add(metadata("process_name", r, -1, "npu" + std::to_string(r)));
-    events.add(metadata("process_sort_index", r, -1, std::to_string(r)));
+    events.add({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r}, {"args", {{"sort_index", r}}}});
     for (int t = 0; t < 3; ++t) events.add(metadata("thread_name", r, t, fixed[t]));
   }
   for (const Span& s : nodes) {
@@ -125,7 +138,6 @@ void TimelineRecorder::write(const std::string& path) const {
                  "packet", u.packet);
   }
   events.close();
-  if (!f) throw InputError(path, "--timeline", "cannot write the timeline file");
 }
 
 }  // namespace wafersim::tb

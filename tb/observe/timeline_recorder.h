@@ -4,6 +4,7 @@
 // track per link with the units (packets or messages) that crossed it. Timestamps in
 // microseconds; opens in ui.perfetto.dev and chrome://tracing.
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ class TimelineRecorder : public hw::Probe {
   };
 
  private:
+  void write_events(std::ostream& out) const;
+
   const topology::Topology& topology_;
   std::vector<Span> nodes_;
   std::vector<Span> units_;
