@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build run test sanitize bench format clean
+.PHONY: deps build run test sanitize fuzz bench format clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -24,6 +24,14 @@ sanitize: deps
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer on the trace reader and the config readers, FUZZ_SECONDS each (not part of `make test`).
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	bash scripts/install-deps.sh --fuzz
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWAFERSIM_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_trace fuzz_config
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
 bench: build
 	$(BUILD)/bench/wafersim_bench
 
@@ -31,4 +39,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')
 
 clean:
-	rm -rf $(BUILD) out
+	rm -rf $(BUILD) build-sanitize build-fuzz out

@@ -4,6 +4,8 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libsystemc-dev libprotobuf-dev protobuf-compiler
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libgtest-dev libgmock-dev
   libbenchmark-dev gnuplot-nox xvfb gtkwave)
+# --fuzz: also clang and its libFuzzer runtime (`make fuzz`).
+if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -359,6 +359,8 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
        }},
       {"in_group_1",
        [](const std::string& p) { all_reduce(p, [](int, Trace& t) { t.nodes.front().pg_name = "1"; }); }},
+      {"name_not_utf8",  // proto3 strings must be UTF-8: protobuf refuses the node
+       [](const std::string& p) { rank2(p, [](TraceNode& n) { n.name = "\xff\xfe layer"; }); }},
       {"metadata_only",
        [](const std::string& p) { point_to_point(p, {}); }},
   };

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <unistd.h>
@@ -269,6 +270,10 @@ class DelimitedReader {
 }  // namespace
 
 Trace read_trace(const std::string& path) {
+  // protobuf logs what it dislikes (invalid UTF-8 in a string, say) on stderr itself; the reader
+  // reports every problem as an InputError instead.
+  static const bool quiet = (google::protobuf::SetLogHandler(nullptr), true);
+  (void)quiet;
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) throw InputError(path, "", std::string("cannot open file: ") + std::strerror(errno));
   struct Closer {

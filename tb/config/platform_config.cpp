@@ -196,6 +196,10 @@ void check_platform(const PlatformSpec& spec) {
     throw InputError(file, "network.mesh_x x network.mesh_y",
                      fmt::format("a {} x {} mesh has more than {:g} NPUs (docs/config.md, Limits)",
                                  n.mesh_x, n.mesh_y, kMaxNpus));
+  if (n.injection_bandwidth_gbps > 0 && n.injection_bandwidth_gbps < kMinBandwidthGbps)
+    throw InputError(file, "network.injection_bandwidth_gbps",
+                     fmt::format("must be 0 (the sum of the router's links) or at least {:g}, got {:g}",
+                                 kMinBandwidthGbps, n.injection_bandwidth_gbps));
   if (f.packet_bytes < f.flit_bytes)
     throw InputError(file, "fabric.packet_bytes",
                      fmt::format("a packet of {} bytes is smaller than one flit ({} bytes, "

@@ -95,6 +95,8 @@ Study load_study(const std::string& path) {
       if (!e.second.IsSequence() || e.second.size() == 0)
         throw InputError(path, "grid key '" + key + "'", "expected a non-empty list of values");
       study.columns.push_back(key);
+      if (rows.size() * e.second.size() > kMaxRuns)
+        throw InputError(path, "grid", "more than " + std::to_string(kMaxRuns) + " runs");
       std::vector<std::map<std::string, std::string>> next;
       for (const auto& row : rows)
         for (const auto& v : e.second) {
@@ -103,8 +105,6 @@ Study load_study(const std::string& path) {
           next.push_back(r);
         }
       rows = next;
-      if (rows.size() > kMaxRuns)
-        throw InputError(path, "grid", "more than " + std::to_string(kMaxRuns) + " runs");
     }
   }
   if (root["runs"]) {
