@@ -26,8 +26,10 @@ std::string scratch(const std::string& name, const char* data, size_t size) {
   return path;
 }
 
-constexpr char kNetwork[] = "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n";
-constexpr char kSystem[] = "{\"preferred-dataset-splits\": 4, \"all-reduce-implementation\": [\"ring\"]}";
+constexpr char kNetwork[] =
+    "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n";
+constexpr char kSystem[] =
+    "{\"preferred-dataset-splits\": 4, \"all-reduce-implementation\": [\"ring\"]}";
 
 }  // namespace
 

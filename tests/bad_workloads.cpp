@@ -66,20 +66,22 @@ TraceNode node(uint64_t id, NodeKind kind, const std::string& name) {
   return n;
 }
 
-TraceNode send(uint64_t id, int dst, int64_t tag, uint64_t bytes = 4096) {
-  TraceNode n = node(id, NodeKind::Send, "send" + std::to_string(id));
-  n.comm_dst = dst;
+// A SEND to, or a RECV from, `peer`.
+TraceNode point(NodeKind kind, uint64_t id, int peer, int64_t tag, uint64_t bytes) {
+  const bool sends = kind == NodeKind::Send;
+  TraceNode n = node(id, kind, (sends ? "send" : "recv") + std::to_string(id));
+  (sends ? n.comm_dst : n.comm_src) = peer;
   n.comm_tag = tag;
   n.comm_size = bytes;
   return n;
 }
 
+TraceNode send(uint64_t id, int dst, int64_t tag, uint64_t bytes = 4096) {
+  return point(NodeKind::Send, id, dst, tag, bytes);
+}
+
 TraceNode recv(uint64_t id, int src, int64_t tag, uint64_t bytes = 4096) {
-  TraceNode n = node(id, NodeKind::Recv, "recv" + std::to_string(id));
-  n.comm_src = src;
-  n.comm_tag = tag;
-  n.comm_size = bytes;
-  return n;
+  return point(NodeKind::Recv, id, src, tag, bytes);
 }
 
 // Point-to-point workloads: `nodes[r]` is rank r's trace.
@@ -153,11 +155,15 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
       {"good", [](const std::string& p) { all_reduce(p); }},
       {"garbage",
        [](const std::string& p) {
-         raw_rank2(p, [](std::string) { return std::string("\xff\xff\xff\xff\xff\xff not protobuf"); });
+         raw_rank2(
+             p, [](std::string) { return std::string("\xff\xff\xff\xff\xff\xff not protobuf"); });
        }},
-      {"empty", [](const std::string& p) { raw_rank2(p, [](std::string) { return std::string(); }); }},
+      {"empty",
+       [](const std::string& p) { raw_rank2(p, [](std::string) { return std::string(); }); }},
       {"truncated",
-       [](const std::string& p) { raw_rank2(p, [](std::string b) { return b.substr(0, b.size() - 5); }); }},
+       [](const std::string& p) {
+         raw_rank2(p, [](std::string b) { return b.substr(0, b.size() - 5); });
+       }},
       {"partial_varint",
        [](const std::string& p) { raw_rank2(p, [](std::string b) { return b + "\xff"; }); }},
       // A node's length prefix of 2^32 + 7: a 32-bit reader sees 7.
@@ -169,9 +175,7 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
          });
        }},
       {"prefix_huge",
-       [](const std::string& p) {
-         raw_rank2(p, [](std::string b) { return varint(~0ull) + b; });
-       }},
+       [](const std::string& p) { raw_rank2(p, [](std::string b) { return varint(~0ull) + b; }); }},
       {"gzip_damaged",
        [](const std::string& p) {
          raw_rank2(p, [](std::string b) {
@@ -211,12 +215,14 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
          std::filesystem::remove(file_of(p, 1));
          std::filesystem::create_directory(file_of(p, 1));
        }},
-      {"comm_size_zero", [](const std::string& p) { rank2(p, [](TraceNode& n) { n.comm_size = 0; }); }},
+      {"comm_size_zero",
+       [](const std::string& p) { rank2(p, [](TraceNode& n) { n.comm_size = 0; }); }},
       {"comm_size_missing",
        [](const std::string& p) { rank2(p, [](TraceNode& n) { n.comm_size.reset(); }); }},
       {"comm_type_missing",
        [](const std::string& p) { rank2(p, [](TraceNode& n) { n.comm_type.reset(); }); }},
-      {"comm_type_77", [](const std::string& p) { rank2(p, [](TraceNode& n) { n.comm_type = 77; }); }},
+      {"comm_type_77",
+       [](const std::string& p) { rank2(p, [](TraceNode& n) { n.comm_type = 77; }); }},
       {"comm_type_negative",
        [](const std::string& p) { rank2(p, [](TraceNode& n) { n.comm_type = -3; }); }},
       {"gather_unsupported",
@@ -255,7 +261,8 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
            t.nodes.push_back(b);
          });
        }},
-      {"dep_missing", [](const std::string& p) { rank2(p, [](TraceNode& n) { n.data_deps = {42}; }); }},
+      {"dep_missing",
+       [](const std::string& p) { rank2(p, [](TraceNode& n) { n.data_deps = {42}; }); }},
       {"ctrl_dep_missing",
        [](const std::string& p) { rank2(p, [](TraceNode& n) { n.ctrl_deps = {43}; }); }},
       {"dep_cycle",
@@ -296,7 +303,8 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
            if (r != 0) t.nodes.front().comm_size = (1 << 20) / 4;
          });
        }},
-      {"size_mismatch", [](const std::string& p) { rank2(p, [](TraceNode& n) { n.comm_size = 4 << 20; }); }},
+      {"size_mismatch",
+       [](const std::string& p) { rank2(p, [](TraceNode& n) { n.comm_size = 4 << 20; }); }},
       {"collective_missing",
        [](const std::string& p) {
          all_reduce(p, [](int r, Trace& t) {
@@ -314,9 +322,14 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
          });
        }},
       {"send_no_recv", [](const std::string& p) { point_to_point(p, {{send(1, 1, 7)}}); }},
-      {"recv_no_send", [](const std::string& p) { point_to_point(p, {{}, {recv(1, 3, 9)}}); }},
+      {"recv_no_send",
+       [](const std::string& p) {
+         point_to_point(p, {{}, {recv(1, 3, 9)}});
+       }},
       {"send_recv_size_mismatch",
-       [](const std::string& p) { point_to_point(p, {{send(1, 1, 7, 4096)}, {recv(1, 0, 7, 8192)}}); }},
+       [](const std::string& p) {
+         point_to_point(p, {{send(1, 1, 7, 4096)}, {recv(1, 0, 7, 8192)}});
+       }},
       {"send_to_self", [](const std::string& p) { point_to_point(p, {{send(1, 0, 7)}}); }},
       {"send_peer_outside", [](const std::string& p) { point_to_point(p, {{send(1, 9, 7)}}); }},
       {"send_peer_missing",
@@ -331,9 +344,14 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
          r.comm_size.reset();
          point_to_point(p, {{send(1, 1, 7)}, {r}});
        }},
-      {"p2p_good", [](const std::string& p) { point_to_point(p, {{send(1, 1, 7)}, {recv(1, 0, 7)}}); }},
+      {"p2p_good",
+       [](const std::string& p) {
+         point_to_point(p, {{send(1, 1, 7)}, {recv(1, 0, 7)}});
+       }},
       {"huge_comm_size",  // legal alone; with --size-unit 8 past 64 bits
-       [](const std::string& p) { all_reduce(p, [](int, Trace& t) { t.nodes.front().comm_size = 1ull << 62; }); }},
+       [](const std::string& p) {
+         all_reduce(p, [](int, Trace& t) { t.nodes.front().comm_size = 1ull << 62; });
+       }},
       {"all_gather",
        [](const std::string& p) {
          all_reduce(p, [](int, Trace& t) {
@@ -341,7 +359,9 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
          });
        }},
       {"tiny_all_reduce",  // 2 bytes over 4 ranks: blocks of 0 bytes unless the plan avoids them
-       [](const std::string& p) { all_reduce(p, [](int, Trace& t) { t.nodes.front().comm_size = 2; }); }},
+       [](const std::string& p) {
+         all_reduce(p, [](int, Trace& t) { t.nodes.front().comm_size = 2; });
+       }},
       {"comm_size_string_number",  // legal: the whole string is a number
        [](const std::string& p) { comm_size_as_string(p, "1048576"); }},
       {"comm_size_string_text", [](const std::string& p) { comm_size_as_string(p, "1 MiB"); }},
@@ -358,11 +378,12 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
          });
        }},
       {"in_group_1",
-       [](const std::string& p) { all_reduce(p, [](int, Trace& t) { t.nodes.front().pg_name = "1"; }); }},
+       [](const std::string& p) {
+         all_reduce(p, [](int, Trace& t) { t.nodes.front().pg_name = "1"; });
+       }},
       {"name_not_utf8",  // proto3 strings must be UTF-8: protobuf refuses the node
        [](const std::string& p) { rank2(p, [](TraceNode& n) { n.name = "\xff\xfe layer"; }); }},
-      {"metadata_only",
-       [](const std::string& p) { point_to_point(p, {}); }},
+      {"metadata_only", [](const std::string& p) { point_to_point(p, {}); }},
   };
   return table;
 }

@@ -1,6 +1,7 @@
 // The bad-input corpus (tests/data/bad/README.md): every malformed input and hostile command line
-// in tests/data/bad/cases.tsv ends with its exit code and a message naming the problem, never with a
-// signal, a hang, or text from SystemC's or the C++ runtime's own error reports. One test per case.
+// in tests/data/bad/cases.tsv ends with its exit code and a message naming the problem, never with
+// a signal, a hang, or text from SystemC's or the C++ runtime's own error reports. One test per
+// case.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -90,15 +91,23 @@ TEST_P(Corpus, EndsWithItsExitCodeAndMessage) {
   EXPECT_NE(output.find(expand(c.fragment, gen, out)), std::string::npos)
       << "'" << c.fragment << "' not in:\n"
       << output;
-  for (const char* leak : {"Error: (E", "Info: ", "In file: ", "terminate called", "what():",
-                           "Segmentation", "sc_except", "std::", "basic_"})
+  for (const char* leak : {"Error: (E", "Info: ", "In file: ", "terminate called",
+                           "what():", "Segmentation", "sc_except", "std::", "basic_"})
     EXPECT_EQ(output.find(leak), std::string::npos) << "leaked '" << leak << "':\n" << output;
   if (c.exit_code != 0) {
     EXPECT_NE(output.find("wafersim: "), std::string::npos) << output;
   }
+  // Hostile paths hold `touch NAME` in back quotes and after semicolons: nothing may run them, in
+  // the output folder or in the current one (where a shell would have run them).
+  for (const std::string dir : {out, std::filesystem::current_path().string()})
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+      for (const char* name : {"pwned", "bq"})
+        EXPECT_NE(entry.path().filename(), name) << "a shell ran a user's path: " << entry.path();
 }
 
 INSTANTIATE_TEST_SUITE_P(BadInput, Corpus, ::testing::ValuesIn(load_cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace

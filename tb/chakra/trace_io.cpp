@@ -1,11 +1,11 @@
 // Chakra ET reader and writer: a varint length before each message, GlobalMetadata first, then
 // Nodes.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/stubs/logging.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -104,8 +104,8 @@ std::optional<int64_t> integer_value(const pb::AttributeProto& a) {
       return a.bool_val() ? 1 : 0;
     case pb::AttributeProto::kDoubleVal:
     case pb::AttributeProto::kFloatVal: {
-      const double d = a.value_case() == pb::AttributeProto::kDoubleVal ? a.double_val()
-                                                                         : a.float_val();
+      const double d =
+          a.value_case() == pb::AttributeProto::kDoubleVal ? a.double_val() : a.float_val();
       if (!(d >= -9.2e18 && d <= 9.2e18) || d != std::floor(d)) return std::nullopt;
       return static_cast<int64_t>(d);
     }

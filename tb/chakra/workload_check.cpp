@@ -33,8 +33,8 @@ class Problems {
   }
   std::vector<WorkloadProblem> take() {
     if (dropped_ > 0)
-      list_.push_back({InputError("", "", std::to_string(dropped_) + " more problems not shown"),
-                       false});
+      list_.push_back(
+          {InputError("", "", std::to_string(dropped_) + " more problems not shown"), false});
     return std::move(list_);
   }
 
@@ -117,7 +117,8 @@ void check_acyclic(DependencyMode mode, const Trace& t,
                    const std::unordered_map<uint64_t, size_t>& index, Problems& out) {
   auto deps_of = [&](const TraceNode& n) {
     std::vector<uint64_t> d = n.data_deps;
-    if (mode == DependencyMode::DataAndControl) d.insert(d.end(), n.ctrl_deps.begin(), n.ctrl_deps.end());
+    if (mode == DependencyMode::DataAndControl)
+      d.insert(d.end(), n.ctrl_deps.begin(), n.ctrl_deps.end());
     return d;
   };
   std::vector<int> missing(t.nodes.size(), 0);
@@ -145,11 +146,11 @@ void check_acyclic(DependencyMode mode, const Trace& t,
   int shown = 0;
   for (size_t i = 0; i < t.nodes.size() && shown < 8; ++i)
     if (missing[i] > 0) ids += (shown++ ? ", " : "") + std::to_string(t.nodes[i].id);
-  out.add(t.file, "nodes " + ids + (t.nodes.size() - done > 8 ? ", ..." : ""),
-          "dependency cycle: " + std::to_string(t.nodes.size() - done) + " nodes can never run" +
-              (mode == DependencyMode::DataAndControl
-                   ? " (if only ctrl_deps form it, try --deps data)"
-                   : ""));
+  out.add(
+      t.file, "nodes " + ids + (t.nodes.size() - done > 8 ? ", ..." : ""),
+      "dependency cycle: " + std::to_string(t.nodes.size() - done) + " nodes can never run" +
+          (mode == DependencyMode::DataAndControl ? " (if only ctrl_deps form it, try --deps data)"
+                                                  : ""));
 }
 
 // Ids unique, dependencies present, no cycle, every node well formed.
@@ -177,8 +178,8 @@ void check_one_trace(const Workload* w, DependencyMode mode, const Trace& t, int
 }
 
 bool well_formed_collective(const TraceNode& n) {
-  return npu_work(n) && n.kind == NodeKind::Collective && n.comm_type &&
-         *n.comm_type >= 0 && *n.comm_type <= static_cast<int64_t>(CollectiveKind::Barrier);
+  return npu_work(n) && n.kind == NodeKind::Collective && n.comm_type && *n.comm_type >= 0 &&
+         *n.comm_type <= static_cast<int64_t>(CollectiveKind::Barrier);
 }
 
 // The ranks of a communicator run its collectives in node-id order (as the replay matches them):

@@ -61,8 +61,8 @@ int check_workload_command(const RunOptions& o, std::ostream& out, std::ostream&
   wo.ranks = topology.npu_count();
   chakra::Workload workload = chakra::load_workload(wo, /*validate=*/false);
   auto problems = chakra::check_workload(workload);
-  const bool valid = std::none_of(problems.begin(), problems.end(),
-                                  [](const auto& p) { return !p.stalls; });
+  const bool valid =
+      std::none_of(problems.begin(), problems.end(), [](const auto& p) { return !p.stalls; });
   if (valid) {
     // Only a valid workload's collectives can be planned: each needs its kind and group.
     try {
@@ -82,8 +82,8 @@ int check_workload_command(const RunOptions& o, std::ostream& out, std::ostream&
       }
   out << o.workload.prefix << ": " << workload.ranks.size() << " ranks, " << workload.node_count()
       << " nodes, " << collectives << " collective nodes in " << groups.size()
-      << " communicators: "
-      << (code == kOk ? "ok" : std::to_string(problems.size()) + " problems") << "\n";
+      << " communicators: " << (code == kOk ? "ok" : std::to_string(problems.size()) + " problems")
+      << "\n";
   return code;
 }
 

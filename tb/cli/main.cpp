@@ -1,13 +1,13 @@
 // The `wafersim` command line: run, check, study, traffic, generate, inspect. See docs/usage.md;
 // exit codes in tb/common/exit_codes.h.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
 #include <systemc>
-
-#include <fmt/format.h>
 
 #include "models/common/error.h"
 #include "tb/chakra/generator.h"
@@ -43,6 +43,28 @@ int sc_main(int argc, char* argv[]) {
 
 namespace {
 
+// The options `run` and `check` share: the platform, the workload and how to read it.
+void add_workload_options(CLI::App* cmd, tb::RunOptions& o, std::string& deps) {
+  cmd->add_option("--platform", o.platform, "wafersim platform YAML (configs/*.yaml)");
+  cmd->add_option("--astra-network", o.astra_network, "ASTRA-sim analytical network .yml");
+  cmd->add_option("--astra-system", o.astra_system, "ASTRA-sim system .json");
+  cmd->add_option("--workload", o.workload.prefix,
+                  "trace prefix: files <prefix>.<rank>.et (or .et.gz)")
+      ->required();
+  cmd->add_option("--set", o.overrides, "override a platform key: section.key=value")->take_all();
+  cmd->add_option("--deps", deps, "dependencies honoured: all (data + control) | data")
+      ->check(CLI::IsMember({"all", "data"}));
+  cmd->add_option("--size-unit", o.workload.size_unit_bytes,
+                  "bytes per unit of comm_size / tensor_size (e.g. 2 for FP16 element counts)")
+      ->check(tb::whole_number(1, 1 << 30));
+  cmd->add_option("--comm-groups", o.workload.comm_groups,
+                  "communicator groups JSON (default: <trace dir>/workload.json if present)");
+}
+
+chakra::DependencyMode dependency_mode(const std::string& deps) {
+  return deps == "data" ? chakra::DependencyMode::DataOnly : chakra::DependencyMode::DataAndControl;
+}
+
 int dispatch(int argc, char* argv[]) {
   CLI::App app{"wafersim: a SystemC / TLM-2.0 cycle-level simulator of distributed DNN training"};
   app.require_subcommand(1);
@@ -51,24 +73,10 @@ int dispatch(int argc, char* argv[]) {
   std::string deps = "all";
   bool quiet = false;
   auto* run_cmd = app.add_subcommand("run", "replay a Chakra workload on a platform");
-  run_cmd->add_option("--platform", run.platform, "wafersim platform YAML (configs/*.yaml)");
-  run_cmd->add_option("--astra-network", run.astra_network, "ASTRA-sim analytical network .yml");
-  run_cmd->add_option("--astra-system", run.astra_system, "ASTRA-sim system .json");
-  run_cmd->add_option("--workload", run.workload.prefix, "trace prefix: files <prefix>.<rank>.et")
-      ->required();
+  add_workload_options(run_cmd, run, deps);
   run_cmd->add_option("--out", run.out_dir, "output folder for report.json");
   run_cmd->add_option("--fidelity", run.fidelity,
                       "flit | packet | message (overrides the platform)");
-  run_cmd->add_option("--set", run.overrides, "override a platform key: section.key=value")
-      ->take_all();
-  run_cmd->add_option("--deps", deps, "dependencies honoured: all (data + control) | data")
-      ->check(CLI::IsMember({"all", "data"}));
-  run_cmd
-      ->add_option("--size-unit", run.workload.size_unit_bytes,
-                   "bytes per unit of comm_size / tensor_size (e.g. 2 for FP16 element counts)")
-      ->check(tb::whole_number(1, 1 << 30));
-  run_cmd->add_option("--comm-groups", run.workload.comm_groups,
-                      "communicator groups JSON (default: <trace dir>/workload.json if present)");
   run_cmd->add_flag("--quiet", quiet, "print nothing but errors (no progress line)");
   run_cmd->add_option("--waves", run.waves.file, "write a VCD waveform (and a .gtkw beside it)");
   run_cmd->add_option("--waves-from", run.waves.from_ns, "waveform window start, ns (default 0)")
@@ -171,18 +179,7 @@ int dispatch(int argc, char* argv[]) {
   std::string check_deps = "all";
   auto* check_cmd = app.add_subcommand(
       "check", "validate a workload against a platform without simulating it (a trace linter)");
-  check_cmd->add_option("--platform", check.platform, "wafersim platform YAML");
-  check_cmd->add_option("--astra-network", check.astra_network, "ASTRA-sim network .yml");
-  check_cmd->add_option("--astra-system", check.astra_system, "ASTRA-sim system .json");
-  check_cmd->add_option("--workload", check.workload.prefix, "trace prefix")->required();
-  check_cmd->add_option("--set", check.overrides, "override a platform key")->take_all();
-  check_cmd->add_option("--deps", check_deps, "dependencies honoured: all | data")
-      ->check(CLI::IsMember({"all", "data"}));
-  check_cmd
-      ->add_option("--size-unit", check.workload.size_unit_bytes,
-                   "bytes per unit of comm_size / tensor_size")
-      ->check(tb::whole_number(1, 1 << 30));
-  check_cmd->add_option("--comm-groups", check.workload.comm_groups, "communicator groups JSON");
+  add_workload_options(check_cmd, check, check_deps);
 
   try {
     app.parse(argc, argv);
@@ -193,16 +190,15 @@ int dispatch(int argc, char* argv[]) {
   } catch (const CLI::ParseError& e) {
     // One exit code for every usage error (CLI11's own codes are 100 and up).
     std::cerr << "wafersim: error: command line: " << e.what() << "\n"
-              << "run 'wafersim " << (app.get_subcommands().empty()
-                                          ? std::string()
-                                          : app.get_subcommands().front()->get_name() + " ")
+              << "run 'wafersim "
+              << (app.get_subcommands().empty() ? std::string()
+                                                : app.get_subcommands().front()->get_name() + " ")
               << "--help' for the options\n";
     return tb::kInputError;
   }
 
   if (*run_cmd) {
-    run.workload.dependencies =
-        deps == "data" ? chakra::DependencyMode::DataOnly : chakra::DependencyMode::DataAndControl;
+    run.workload.dependencies = dependency_mode(deps);
     std::ostringstream sink;
     run.progress = !quiet;
     if (run.plots && run.out_dir.empty())
@@ -210,8 +206,7 @@ int dispatch(int argc, char* argv[]) {
     return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
   }
   if (*check_cmd) {
-    check.workload.dependencies = check_deps == "data" ? chakra::DependencyMode::DataOnly
-                                                       : chakra::DependencyMode::DataAndControl;
+    check.workload.dependencies = dependency_mode(check_deps);
     return tb::check_workload_command(check, std::cout, std::cerr);
   }
   if (*traffic_cmd) {
@@ -220,8 +215,9 @@ int dispatch(int argc, char* argv[]) {
     for (size_t i = 0; i < traffic.rates.size(); ++i)
       for (size_t k = 0; k < i; ++k)
         if (traffic.rates[i] == traffic.rates[k])
-          throw InputError("command line", "--rate",
-                           fmt::format("{} is given twice: each rate is one point", traffic.rates[i]));
+          throw InputError(
+              "command line", "--rate",
+              fmt::format("{} is given twice: each rate is one point", traffic.rates[i]));
     if (traffic.rates.size() == 1) return tb::run_traffic(traffic, out, std::cerr);
     // A sweep: every point is its own process with the same options but one rate.
     std::vector<std::string> point = {"--platform", traffic.platform.platform, "--pattern",

@@ -5,8 +5,8 @@
 
 #include <cmath>
 #include <functional>
-#include <set>
 #include <map>
+#include <set>
 
 #include "models/common/error.h"
 #include "tb/config/platform_spec.h"
@@ -92,7 +92,8 @@ const std::map<std::string, Setter>& setters() {
       {"network.mesh_x", number(FIELD(network.mesh_x), 1, true, kMaxNpus)},
       {"network.mesh_y", number(FIELD(network.mesh_y), 1, true, kMaxNpus)},
       {"network.clock_ghz", number(FIELD(network.clock_ghz), 1e-3, true, 1000)},
-      {"network.link_bandwidth_gbps", number(FIELD(network.link_bandwidth_gbps), kMinBandwidthGbps, true, 1e6)},
+      {"network.link_bandwidth_gbps",
+       number(FIELD(network.link_bandwidth_gbps), kMinBandwidthGbps, true, 1e6)},
       {"network.link_latency_ns", number(FIELD(network.link_latency_ns), 0, true, 1e9)},
       {"network.injection_bandwidth_gbps",
        number(FIELD(network.injection_bandwidth_gbps), 0, true, 1e6)},
@@ -106,17 +107,24 @@ const std::map<std::string, Setter>& setters() {
       {"fabric.header_bytes", number(FIELD(fabric.header_bytes), 0, true, 1 << 20)},
       {"fabric.vcs", number(FIELD(fabric.vcs), 1, true, 64)},
       {"fabric.buffer_flits", number(FIELD(fabric.buffer_flits), 1, true, 65536)},
-      {"fabric.routing_delay_cycles", number(FIELD(fabric.routing_delay_cycles), 0, true, kMaxDelayCycles)},
-      {"fabric.vc_alloc_delay_cycles", number(FIELD(fabric.vc_alloc_delay_cycles), 0, true, kMaxDelayCycles)},
-      {"fabric.sw_alloc_delay_cycles", number(FIELD(fabric.sw_alloc_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.routing_delay_cycles",
+       number(FIELD(fabric.routing_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.vc_alloc_delay_cycles",
+       number(FIELD(fabric.vc_alloc_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.sw_alloc_delay_cycles",
+       number(FIELD(fabric.sw_alloc_delay_cycles), 0, true, kMaxDelayCycles)},
       {"fabric.switch_traversal_delay_cycles",
        number(FIELD(fabric.switch_traversal_delay_cycles), 0, true, kMaxDelayCycles)},
-      {"fabric.credit_delay_cycles", number(FIELD(fabric.credit_delay_cycles), 0, true, kMaxDelayCycles)},
-      {"fabric.endpoint_delay_cycles", number(FIELD(fabric.endpoint_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.credit_delay_cycles",
+       number(FIELD(fabric.credit_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.endpoint_delay_cycles",
+       number(FIELD(fabric.endpoint_delay_cycles), 0, true, kMaxDelayCycles)},
       {"npu.clock_ghz", number(FIELD(npu.clock_ghz), 1e-3, true, 1000)},
       {"npu.peak_tflops", number(FIELD(npu.peak_tflops), 1e-6, true, 1e9)},
-      {"npu.hbm_bandwidth_gbps", number(FIELD(npu.hbm_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
-      {"npu.reduce_bandwidth_gbps", number(FIELD(npu.reduce_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
+      {"npu.hbm_bandwidth_gbps",
+       number(FIELD(npu.hbm_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
+      {"npu.reduce_bandwidth_gbps",
+       number(FIELD(npu.reduce_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
       {"npu.compute_model", choice(&PlatformSpec::compute, {{"duration", ComputeModel::Duration},
                                                             {"roofline", ComputeModel::Roofline}})},
       {"npu.compute_order", choice(&PlatformSpec::compute_order, {{"node_id", ComputeOrder::NodeId},
@@ -129,7 +137,8 @@ const std::map<std::string, Setter>& setters() {
       {"collectives.all_to_all", algorithm(&CollectiveConfig::all_to_all)},
       {"collectives.broadcast", algorithm(&CollectiveConfig::broadcast)},
       {"collectives.reduce", algorithm(&CollectiveConfig::reduce)},
-      {"collectives.dataset_splits", number(FIELD(collectives.dataset_splits), 1, true, kMaxSplits)},
+      {"collectives.dataset_splits",
+       number(FIELD(collectives.dataset_splits), 1, true, kMaxSplits)},
       {"collectives.active_chunks", number(FIELD(collectives.active_chunks), 0, true, kMaxSplits)},
   };
   return table;
@@ -167,7 +176,8 @@ PlatformSpec load_platform(const std::string& path, const std::vector<std::strin
   for (const auto& section : root) {
     std::string name = section.first.as<std::string>();
     if (name == "name") {
-      if (!section.second.IsScalar()) throw InputError(path, "key 'name'", "expected a single value");
+      if (!section.second.IsScalar())
+        throw InputError(path, "key 'name'", "expected a single value");
       spec.name = section.second.Scalar();
       continue;
     }
@@ -197,9 +207,10 @@ void check_platform(const PlatformSpec& spec) {
                      fmt::format("a {} x {} mesh has more than {:g} NPUs (docs/config.md, Limits)",
                                  n.mesh_x, n.mesh_y, kMaxNpus));
   if (n.injection_bandwidth_gbps > 0 && n.injection_bandwidth_gbps < kMinBandwidthGbps)
-    throw InputError(file, "network.injection_bandwidth_gbps",
-                     fmt::format("must be 0 (the sum of the router's links) or at least {:g}, got {:g}",
-                                 kMinBandwidthGbps, n.injection_bandwidth_gbps));
+    throw InputError(
+        file, "network.injection_bandwidth_gbps",
+        fmt::format("must be 0 (the sum of the router's links) or at least {:g}, got {:g}",
+                    kMinBandwidthGbps, n.injection_bandwidth_gbps));
   if (f.packet_bytes < f.flit_bytes)
     throw InputError(file, "fabric.packet_bytes",
                      fmt::format("a packet of {} bytes is smaller than one flit ({} bytes, "

@@ -100,7 +100,8 @@ void TimelineRecorder::write_events(std::ostream& f) const {
   std::vector<std::vector<double>> lane_end(topology_.npu_count());
   for (int r = 0; r < topology_.npu_count(); ++r) {
     events.add(metadata("process_name", r, -1, "npu" + std::to_string(r)));
-    events.add({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r}, {"args", {{"sort_index", r}}}});
+    events.add(
+        {{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r}, {"args", {{"sort_index", r}}}});
     for (int t = 0; t < 3; ++t) events.add(metadata("thread_name", r, t, fixed[t]));
   }
   for (const Span& s : nodes) {

@@ -248,9 +248,8 @@ void WaveRecorder::finish(const sc_core::sc_time& end) {
   changes_.clear();
 
   // GTKWave save file: one group per block, busy bits as binary, counts as decimals.
-  std::string gtkw_path = options_.file;
-  auto dot = gtkw_path.rfind('.');
-  gtkw_path = (dot == std::string::npos ? gtkw_path : gtkw_path.substr(0, dot)) + ".gtkw";
+  const std::string gtkw_path =
+      std::filesystem::path(options_.file).replace_extension(".gtkw").string();
   std::ofstream gtkw(gtkw_path);
   if (!gtkw) throw InputError(gtkw_path, "--waves", "cannot write the GTKWave save file");
   gtkw << "[*] wafersim: waves of one run; open with gtkwave " << gtkw_path << "\n"

@@ -1,11 +1,11 @@
 #include "tb/plots/gnuplot.h"
 
-#include "tb/common/child_processes.h"
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "tb/common/child_processes.h"
 
 namespace wafersim::tb {
 

@@ -17,51 +17,47 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
   q.bytes = node.comm_size.value_or(0);
   q.splits = config_.dataset_splits;
   q.active_chunks = config_.active_chunks;
-  const char* setting = "";
+  // Which algorithm setting serves each Chakra collective.
+  struct Choice {
+    Collective collective;
+    collectives::Algorithm CollectiveConfig::*algorithm;
+    const char* setting;
+  };
+  Choice choice;
   switch (static_cast<CollectiveKind>(node.comm_type.value_or(-1))) {
     case CollectiveKind::AllReduce:
-      q.collective = Collective::AllReduce;
-      q.algorithm = config_.all_reduce;
-      setting = "collectives.all_reduce";
+      choice = {Collective::AllReduce, &CollectiveConfig::all_reduce, "collectives.all_reduce"};
       break;
     case CollectiveKind::Barrier:  // a one-byte-per-rank all-reduce
-      q.collective = Collective::AllReduce;
-      q.algorithm = config_.all_reduce;
+      choice = {Collective::AllReduce, &CollectiveConfig::all_reduce, "collectives.all_reduce"};
       q.bytes = static_cast<uint64_t>(group_size);
       q.splits = 1;
-      setting = "collectives.all_reduce";
       break;
     case CollectiveKind::AllGather:
-      q.collective = Collective::AllGather;
-      q.algorithm = config_.all_gather;
-      setting = "collectives.all_gather";
+      choice = {Collective::AllGather, &CollectiveConfig::all_gather, "collectives.all_gather"};
       break;
     case CollectiveKind::ReduceScatter:
     case CollectiveKind::ReduceScatterBlock:
-      q.collective = Collective::ReduceScatter;
-      q.algorithm = config_.reduce_scatter;
-      setting = "collectives.reduce_scatter";
+      choice = {Collective::ReduceScatter, &CollectiveConfig::reduce_scatter,
+                "collectives.reduce_scatter"};
       break;
     case CollectiveKind::AllToAll:
-      q.collective = Collective::AllToAll;
-      q.algorithm = config_.all_to_all;
-      setting = "collectives.all_to_all";
+      choice = {Collective::AllToAll, &CollectiveConfig::all_to_all, "collectives.all_to_all"};
       break;
     case CollectiveKind::Broadcast:
-      q.collective = Collective::Broadcast;
-      q.algorithm = config_.broadcast;
-      setting = "collectives.broadcast";
+      choice = {Collective::Broadcast, &CollectiveConfig::broadcast, "collectives.broadcast"};
       break;
     case CollectiveKind::Reduce:
-      q.collective = Collective::Reduce;
-      q.algorithm = config_.reduce;
-      setting = "collectives.reduce";
+      choice = {Collective::Reduce, &CollectiveConfig::reduce, "collectives.reduce"};
       break;
     default:
       throw InputError(file, "node " + std::to_string(node.id),
                        "collective comm_type " + std::to_string(node.comm_type.value_or(-1)) +
                            " is not supported");
   }
+  q.collective = choice.collective;
+  q.algorithm = config_.*choice.algorithm;
+  const char* setting = choice.setting;
   const std::string key = std::string(to_string(q.collective)) + "/" + to_string(q.algorithm) +
                           "/" + std::to_string(q.ranks) + "/" + std::to_string(q.bytes);
   auto it = plans_.find(key);

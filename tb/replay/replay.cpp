@@ -499,8 +499,7 @@ std::string Replay::unclaimed_report() const {
         out << " with comm_tag " << tag;
         for (const auto& n : ranks_[m.src]->trace->nodes)
           if (n.kind == NodeKind::Send && n.comm_dst == rank && n.comm_tag.value_or(0) == tag) {
-            out << " (" << ranks_[m.src]->trace->file << " node " << n.id << " '" << n.name
-                << "')";
+            out << " (" << ranks_[m.src]->trace->file << " node " << n.id << " '" << n.name << "')";
             break;
           }
         out << ", and no RECV on rank " << rank << " takes it\n";

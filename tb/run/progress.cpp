@@ -79,8 +79,8 @@ int SlicedRun::run() {
     const double elapsed = std::chrono::duration<double>(now - start).count();
     if (out_ && elapsed >= quiet_seconds_ &&
         std::chrono::duration<double>(now - last_print).count() >= 0.5) {
-      const double rate = (counter.count - last_events) /
-                          std::chrono::duration<double>(now - last_print).count();
+      const double rate =
+          (counter.count - last_events) / std::chrono::duration<double>(now - last_print).count();
       last_events = counter.count;
       last_print = now;
       const double fraction =

@@ -9,12 +9,12 @@
 #include "hw/platform/platform.h"
 #include "hw/proto/event_counter.h"
 #include "models/common/error.h"
+#include "tb/common/files.h"
 #include "tb/observe/probe_fanout.h"
 #include "tb/observe/timeline_recorder.h"
 #include "tb/plots/run_plots.h"
 #include "tb/replay/replay.h"
 #include "tb/report/report.h"
-#include "tb/common/files.h"
 #include "tb/run/progress.h"
 
 namespace wafersim::tb {
@@ -84,8 +84,7 @@ int finish_message(const RunInfo& info, double simulated_ns, std::ostream& err) 
     return kInputError;
   }
   if (!info.stall.empty()) {
-    err << "wafersim: the replay can no longer progress; what each rank waits for:\n"
-        << info.stall;
+    err << "wafersim: the replay can no longer progress; what each rank waits for:\n" << info.stall;
     return kStalled;
   }
   return kOk;
@@ -151,8 +150,8 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     if (info.stop_code == 0 && info.errors.empty()) {
       // Finished with messages nobody received is a stall too: those ranks wait for nothing, but
       // the workload did not do what it says.
-      info.stall = info.finished ? replay.unclaimed_report() : replay.stall_report() +
-                                                                   replay.unclaimed_report();
+      info.stall = info.finished ? replay.unclaimed_report()
+                                 : replay.stall_report() + replay.unclaimed_report();
       if (!info.stall.empty()) info.finished = false;
     }
     nlohmann::json report = make_report(spec, *platform, replay, info);

@@ -42,8 +42,7 @@ void add_value(std::vector<std::string>& args, const std::string& file, const st
   } else if (kRunOptions.count(key)) {
     args.push_back("--" + key);
     fs::path p(value);
-    if (kPathOptions.count(key) && p.is_relative())
-      p = fs::path(file).parent_path() / p;
+    if (kPathOptions.count(key) && p.is_relative()) p = fs::path(file).parent_path() / p;
     args.push_back(kPathOptions.count(key) ? p.lexically_normal().string() : value);
   } else {
     throw InputError(
