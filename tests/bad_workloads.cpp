@@ -392,6 +392,11 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
 
 std::vector<std::string> write_bad_workloads(const std::string& dir) {
   std::filesystem::create_directories(dir);
+  // Nesting 100,000 deep: a reader or a message that recurses over it overflows the stack.
+  const std::string open(100000, '['), close(100000, ']');
+  spit(dir + "/deep.json", "{\"1\": " + open + close + "}");
+  spit(dir + "/deep_system.json", "{\"preferred-dataset-splits\": " + open + close + "}");
+  spit(dir + "/deep.yaml", "network: " + open + close + "\n");
   std::vector<std::string> names;
   for (const auto& [name, write] : generators()) {
     write(dir + "/" + name);

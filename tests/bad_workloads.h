@@ -7,7 +7,8 @@
 
 namespace wafersim::testing {
 
-// Writes every workload of the corpus under `dir` as <dir>/<name>.<rank>.et. Returns the names.
+// Writes every workload of the corpus under `dir` as <dir>/<name>.<rank>.et, and the deeply nested
+// files deep.json, deep_system.json and deep.yaml. Returns the workloads' names.
 std::vector<std::string> write_bad_workloads(const std::string& dir);
 
 }  // namespace wafersim::testing

@@ -250,8 +250,12 @@ TEST(Observe, TimelineHasEveryNodeOnceAndAgreesWithTheReport) {
   std::map<int, std::multiset<uint64_t>> nodes_seen;  // rank -> node ids
   std::map<int, double> compute_us;                   // rank -> compute slices
   std::map<int, double> link_us;                      // link id -> units
+  std::map<int, int> sort_index;                      // pid -> its process_sort_index
   for (const auto& e : timeline["traceEvents"]) {
     ASSERT_TRUE(e.contains("ph") && e.contains("pid"));
+    // The trace-event format names the field of process_sort_index `sort_index`, an integer.
+    if (e["ph"] == "M" && e["name"] == "process_sort_index")
+      sort_index[e["pid"].get<int>()] = e["args"].at("sort_index").get<int>();
     if (e["ph"] != "X") continue;
     const double ts = e["ts"], dur = e["dur"];
     EXPECT_GE(dur, 0);
@@ -269,6 +273,7 @@ TEST(Observe, TimelineHasEveryNodeOnceAndAgreesWithTheReport) {
     }
   }
   for (int rank = 0; rank < 8; ++rank) {
+    EXPECT_EQ(sort_index[rank], rank);
     auto trace = chakra::read_trace(prefix + "." + std::to_string(rank) + ".et");
     const auto& seen = nodes_seen[rank];
     EXPECT_EQ(seen.size(), trace.nodes.size()) << rank;

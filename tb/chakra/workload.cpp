@@ -7,6 +7,8 @@
 #include <unordered_map>
 
 #include "models/common/error.h"
+#include "tb/common/files.h"
+#include "tb/common/json_text.h"
 #include "tb/chakra/workload_check.h"
 
 namespace wafersim::chakra {
@@ -38,11 +40,13 @@ std::vector<int> group_members(const nlohmann::json& list, int ranks, const std:
                                const std::string& item) {
   std::vector<int> members;
   for (const auto& r : list) {
-    if (!r.is_number_integer() || r.get<int>() < 0 || r.get<int>() >= ranks)
+    if (!r.is_number_integer())
+      throw InputError(file, item, "expected rank numbers, got " + tb::shown(r));
+    if (r.get<int64_t>() < 0 || r.get<int64_t>() >= ranks)
       throw InputError(file, item,
-                       "rank " + r.dump() + " is outside 0.." + std::to_string(ranks - 1));
+                       "rank " + tb::shown(r) + " is outside 0.." + std::to_string(ranks - 1));
     if (std::find(members.begin(), members.end(), r.get<int>()) != members.end())
-      throw InputError(file, item, "rank " + r.dump() + " is listed twice");
+      throw InputError(file, item, "rank " + tb::shown(r) + " is listed twice");
     members.push_back(r.get<int>());
   }
   return members;
@@ -51,6 +55,7 @@ std::vector<int> group_members(const nlohmann::json& list, int ranks, const std:
 }  // namespace
 
 std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path, int ranks) {
+  tb::check_input_file(path, "");
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "cannot open communicator group file");
   nlohmann::json j;
@@ -98,7 +103,7 @@ std::map<std::string, std::vector<int>> process_groups_of(const TraceNode& node,
   for (const auto& g : j) {
     if (!g.is_object() || !g.contains("pg_name")) fail("a group has no pg_name");
     std::string name =
-        g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : g["pg_name"].dump();
+        g["pg_name"].is_string() ? g["pg_name"].get<std::string>() : tb::shown(g["pg_name"]);
     std::vector<int> members;
     if (g.contains("ranks") && g["ranks"].is_array())
       members = group_members(g["ranks"], ranks, file, item + " group '" + name + "'");

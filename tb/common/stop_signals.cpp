@@ -20,13 +20,11 @@ StopSignals::StopSignals() {
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;  // no SA_RESTART: a parent waiting for children wakes up
-  sigaction(SIGINT, &action, &previous_int_);
-  sigaction(SIGTERM, &action, &previous_term_);
+  for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &previous_[i]);
 }
 
 StopSignals::~StopSignals() {
-  sigaction(SIGINT, &previous_int_, nullptr);
-  sigaction(SIGTERM, &previous_term_, nullptr);
+  for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &previous_[i], nullptr);
 }
 
 int StopSignals::received() {
@@ -39,6 +37,8 @@ int StopSignals::exit_code() {
       return kInterrupted;
     case SIGTERM:
       return kTerminated;
+    case SIGHUP:
+      return kHungUp;
     default:
       return 0;
   }

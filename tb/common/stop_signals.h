@@ -1,7 +1,9 @@
 #pragma once
-// SIGINT (Ctrl-C) and SIGTERM (timeout, Slurm, kill) ask a run to stop cleanly: it finishes the
-// current slice, writes its reports marked incomplete and exits 130 or 143. While a StopSignals
-// object lives it catches both; the previous handlers come back when it goes.
+// SIGINT (Ctrl-C), SIGTERM (timeout, Slurm, kill) and SIGHUP (the terminal went away) ask a run to
+// stop cleanly: it finishes the current slice, writes its reports marked incomplete and exits 130,
+// 143 or 129. While a StopSignals object lives it catches them; the previous handlers come back
+// when it goes.
+#include <array>
 #include <csignal>
 
 namespace wafersim::tb {
@@ -13,13 +15,14 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
-  // The signal that asked to stop (SIGINT or SIGTERM), or 0.
+  // The signal that asked to stop (SIGINT, SIGTERM or SIGHUP), or 0.
   static int received();
   // The exit code for the signal received (tb/common/exit_codes.h); 0 when none was.
   static int exit_code();
 
  private:
-  struct sigaction previous_int_, previous_term_;
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> previous_;
 };
 
 }  // namespace wafersim::tb

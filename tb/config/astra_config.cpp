@@ -9,6 +9,7 @@
 
 #include "models/common/error.h"
 #include "tb/common/files.h"
+#include "tb/common/json_text.h"
 #include "tb/config/platform_spec.h"
 #include "tb/config/yaml_file.h"
 
@@ -107,13 +108,13 @@ void read_system(PlatformSpec& spec, const std::string& file) {
         v.get<long long>() < min || v.get<long long>() > max)
       throw InputError(file, item(key),
                        "expected a whole number from " + std::to_string(min) + " to " +
-                           std::to_string(max) + ", got " + v.dump());
+                           std::to_string(max) + ", got " + shown(v));
     return v.get<long long>();
   };
   auto positive = [&](const std::string& key) {
     const auto& v = j.at(key);
     if (!v.is_number() || !(v.get<double>() >= 1e-3) || !(v.get<double>() <= 1e9))
-      throw InputError(file, item(key), "expected a number from 0.001 to 1e9, got " + v.dump());
+      throw InputError(file, item(key), "expected a number from 0.001 to 1e9, got " + shown(v));
     return v.get<double>();
   };
   auto algorithm = [&](const std::string& key, collectives::Algorithm& out) {

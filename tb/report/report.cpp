@@ -40,7 +40,7 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
   // reached (an unfinished rank's last activity would understate it).
   const double covered = complete ? makespan : std::max(makespan, ns(info.reached));
   r["status"] = !info.errors.empty()  ? "error"
-                : info.stop_code != 0 ? (info.stop_code == 143 ? "terminated" : "interrupted")
+                : info.stop_code != 0 ? (info.stop_code == 130 ? "interrupted" : "terminated")
                 : info.finished       ? "finished"
                                       : "stalled";
   r["complete"] = complete;

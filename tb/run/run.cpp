@@ -75,7 +75,10 @@ namespace {
 // The report's status line and exit code, from how the run ended.
 int finish_message(const RunInfo& info, double simulated_ns, std::ostream& err) {
   if (info.stop_code != 0) {
-    err << "wafersim: " << (info.stop_code == kTerminated ? "terminated (SIGTERM)" : "interrupted")
+    err << "wafersim: "
+        << (info.stop_code == kInterrupted ? "interrupted"
+            : info.stop_code == kTerminated ? "terminated (SIGTERM)"
+                                            : "hung up (SIGHUP)")
         << " at " << simulated_ns / 1e3 << " us simulated; the report is marked incomplete\n";
     return info.stop_code;
   }
