@@ -1,5 +1,8 @@
 #include "tb/run/run.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +55,37 @@ void check_writable(const std::string& path, const std::string& option) {
                      "cannot write here" + (ec ? " (" + ec.message() + ")" : std::string()));
 }
 
+void check_time_limits(const chakra::Workload& workload, const PlatformSpec& spec) {
+  // Half the kernel's range for one transfer or memory node leaves room for the rest of the run.
+  constexpr double kLongestPs = 9.2e18;
+  const auto& n = spec.network;
+  double slowest_gbps = n.link_bandwidth_gbps;
+  if (n.injection_bandwidth_gbps > 0)
+    slowest_gbps = std::min(slowest_gbps, n.injection_bandwidth_gbps);
+  for (const auto& trace : workload.ranks)
+    for (const auto& node : trace.nodes) {
+      if (node.is_cpu_op) continue;
+      const bool memory =
+          node.kind == chakra::NodeKind::MemLoad || node.kind == chakra::NodeKind::MemStore;
+      const bool transfer = node.kind == chakra::NodeKind::Send ||
+                            node.kind == chakra::NodeKind::Recv ||
+                            node.kind == chakra::NodeKind::Collective;
+      if (!memory && !transfer) continue;
+      // All-gather moves every rank's part; the others at most the buffer.
+      double bytes =
+          static_cast<double>(memory ? node.tensor_size.value_or(0) : node.comm_size.value_or(0));
+      if (node.kind == chakra::NodeKind::Collective)
+        bytes *= static_cast<double>(workload.members(node.pg_name).size());
+      const double gbps = memory ? spec.npu.hbm_bandwidth_gbps : slowest_gbps;
+      const double ps = bytes / gbps * 1e3;  // GB/s = bytes per ns
+      if (ps > kLongestPs)
+        throw InputError(trace.file, "node " + std::to_string(node.id) + " ('" + node.name + "')",
+                         fmt::format("{:.0f} bytes at {:g} GB/s take {:.3g} s, longer than "
+                                     "SystemC can simulate (2^64 ps, about 213 days)",
+                                     bytes, gbps, ps * 1e-12));
+    }
+}
+
 topology::Topology build_topology(const PlatformSpec& spec) {
   try {
     return topology::Topology::build(spec.network);
@@ -76,7 +110,7 @@ namespace {
 int finish_message(const RunInfo& info, double simulated_ns, std::ostream& err) {
   if (info.stop_code != 0) {
     err << "wafersim: "
-        << (info.stop_code == kInterrupted ? "interrupted"
+        << (info.stop_code == kInterrupted  ? "interrupted"
             : info.stop_code == kTerminated ? "terminated (SIGTERM)"
                                             : "hung up (SIGHUP)")
         << " at " << simulated_ns / 1e3 << " us simulated; the report is marked incomplete\n";
@@ -104,6 +138,7 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     chakra::WorkloadOptions wo = o.workload;
     wo.ranks = topology.npu_count();
     chakra::Workload workload = chakra::load_workload(wo);
+    check_time_limits(workload, spec);
 
     std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
     Replay replay("replay", workload, spec, *platform);

@@ -33,6 +33,10 @@ struct RunOptions {
 // applied. Throws InputError.
 PlatformSpec load_platform_spec(const RunOptions& options);
 
+// Refuses a workload whose transfers or memory nodes would take longer than SystemC can simulate
+// (2^64 ps) on this platform's slowest link or its HBM. Throws InputError naming the node.
+void check_time_limits(const chakra::Workload& workload, const PlatformSpec& spec);
+
 // Creates the file's folder and checks the file can be written; throws InputError naming `option`.
 void check_writable(const std::string& path, const std::string& option);
 
