@@ -321,23 +321,14 @@ TEST(Observe, TablesCarryUnitsAndNcclBandwidthsAndPicturesAreDrawn) {
 void expect_stopped_cleanly(int signal, int exit_code, const std::string& expected_status) {
   const std::string dir = temp_dir("stop");
   const std::string workload = write_all_reduce(dir, 64, 1ull << 30);
-  const std::string exe = std::string(WAFERSIM_BINARY_DIR) + "/wafersim";
-  const std::string platform = source("configs/ring_8npus.yaml");
-  const std::string out = dir + "/out", err = dir + "/stderr.txt";
-  pid_t pid = fork();
-  if (pid == 0) {
-    freopen(err.c_str(), "w", stderr);
-    execl(exe.c_str(), exe.c_str(), "run", "--platform", platform.c_str(), "--set",
-          "network.npus=64", "--fidelity", "packet", "--workload", workload.c_str(), "--out",
-          out.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  sleep(4);  // past the 2 s before the progress line shows; the whole run takes far longer
-  kill(pid, signal);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), exit_code);
+  const std::string out = dir + "/out";
+  std::string err;
+  // Past the 2 s before the progress line shows; the whole run takes far longer.
+  EXPECT_EQ(wafersim::testing::wafersim_stopped(
+                {"run", "--platform", source("configs/ring_8npus.yaml"), "--set", "network.npus=64",
+                 "--fidelity", "packet", "--workload", workload, "--out", out},
+                4, signal, dir, &err),
+            exit_code);
   const auto report = read_json(out + "/report.json");
   EXPECT_EQ(report["status"], expected_status);
   EXPECT_FALSE(report["complete"].get<bool>());
@@ -346,14 +337,11 @@ void expect_stopped_cleanly(int signal, int exit_code, const std::string& expect
   EXPECT_GE(reached, report["makespan_ns"].get<double>());
   for (const auto& l : report["links"]) EXPECT_LE(l["busy_fraction"].get<double>(), 1.0) << l;
   EXPECT_FALSE(std::filesystem::exists(out + "/report.json.partial"));
-  std::ifstream e(err);
-  std::stringstream text;
-  text << e.rdbuf();
-  EXPECT_NE(text.str().find("% of nodes"), std::string::npos) << text.str();
+  EXPECT_NE(err.find("% of nodes"), std::string::npos) << err;
   const std::string said =
       expected_status == "interrupted" ? "interrupted at " : "terminated (SIGTERM) at ";
-  EXPECT_NE(text.str().find(said), std::string::npos) << text.str();
-  EXPECT_EQ(text.str().find(" at 0 us simulated"), std::string::npos) << text.str();
+  EXPECT_NE(err.find(said), std::string::npos) << err;
+  EXPECT_EQ(err.find(" at 0 us simulated"), std::string::npos) << err;
 }
 
 TEST(Observe, InterruptedRunWritesAnIncompleteReport) {

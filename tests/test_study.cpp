@@ -48,23 +48,11 @@ TEST(Study, InterruptWritesResultsForTheRunsDone) {
   std::ofstream(dir + "/s.yaml") << "base:\n  platform: " << source("configs/ring_8npus.yaml")
                                  << "\n  workload: ar\n  set: [network.npus=64]\n"
                                  << "grid:\n  network.link_latency_ns: [500, 600, 700]\n";
-  const std::string exe = std::string(WAFERSIM_BINARY_DIR) + "/wafersim";
-  const std::string s = dir + "/s.yaml", out = dir + "/out";
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    freopen((dir + "/stdout.txt").c_str(), "w", stdout);
-    execl(exe.c_str(), exe.c_str(), "study", s.c_str(), "--out", out.c_str(), "-j", "1",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  sleep(3);  // the first run (about a minute in all) is under way
-  kill(-pid, SIGINT);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const std::string out = dir + "/out";
+  // Three seconds in, the first run (about a minute in all) is under way.
+  EXPECT_EQ(wafersim::testing::wafersim_stopped({"study", dir + "/s.yaml", "--out", out, "-j", "1"},
+                                                3, SIGINT, dir),
+            130);
   std::ifstream csv(out + "/results.csv");
   std::vector<std::string> lines;
   for (std::string line; std::getline(csv, line);) lines.push_back(line);

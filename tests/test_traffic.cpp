@@ -149,3 +149,18 @@ TEST(Traffic, BadOptionsAreClearErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("flit or packet fidelity"), std::string::npos) << r.err;
 }
+
+// SIGTERM stops a traffic point cleanly: exit 143, a sentence, and no partial traffic.json.
+TEST(Traffic, TerminatedPointWritesNothing) {
+  const std::string dir = wafersim::testing::temp_dir("stop");
+  std::string err;
+  EXPECT_EQ(wafersim::testing::wafersim_stopped(
+                {"traffic", "--platform", wafersim::testing::source("configs/booksim_mesh8x8.yaml"),
+                 "--set", "network.mesh_x=16", "network.mesh_y=16", "--pattern", "uniform",
+                 "--rate", "0.3", "--measure-cycles", "100000000", "--out", dir + "/out"},
+                3, SIGTERM, dir, &err),
+            143);
+  EXPECT_NE(err.find("nothing measured, nothing written"), std::string::npos) << err;
+  EXPECT_NE(err.find("% of cycles"), std::string::npos) << "a progress line: " << err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/traffic.json"));
+}

@@ -1,7 +1,9 @@
 #include "tests/testing.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -54,6 +56,29 @@ CommandResult wafersim(const std::string& args) {
   int status = std::system(cmd.c_str());
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return {code, slurp(dir + "/out.txt"), slurp(dir + "/err.txt")};
+}
+
+int wafersim_stopped(const std::vector<std::string>& args, unsigned seconds, int signal,
+                     const std::string& dir, std::string* err) {
+  const std::string exe = std::string(WAFERSIM_BINARY_DIR) + "/wafersim";
+  std::vector<char*> argv = {const_cast<char*>(exe.c_str())};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    freopen((dir + "/stdout.txt").c_str(), "w", stdout);
+    freopen((dir + "/stderr.txt").c_str(), "w", stderr);
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  sleep(seconds);
+  kill(-pid, signal);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (err) *err = slurp(dir + "/stderr.txt");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace wafersim::testing

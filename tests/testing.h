@@ -1,6 +1,7 @@
 #pragma once
 // Shared test helpers: paths, temporary folders, and running the simulator in-process.
 #include <string>
+#include <vector>
 
 namespace wafersim::testing {
 
@@ -14,6 +15,12 @@ struct CommandResult {
 };
 // Runs the built `wafersim` executable with arguments (for end-to-end CLI tests).
 CommandResult wafersim(const std::string& args);
+
+// Starts `wafersim ARGS` (stdout and stderr to files in `dir`), sends `signal` after `seconds`
+// (to its whole process group, as a terminal sends Ctrl-C), and returns its exit code; -1 if it
+// died of a signal. `err` receives what it wrote to stderr.
+int wafersim_stopped(const std::vector<std::string>& args, unsigned seconds, int signal,
+                     const std::string& dir, std::string* err = nullptr);
 
 }  // namespace wafersim::testing
 

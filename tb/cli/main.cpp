@@ -216,6 +216,7 @@ int dispatch(int argc, char* argv[]) {
   if (*traffic_cmd) {
     std::ostringstream sink;
     std::ostream& out = traffic_quiet ? static_cast<std::ostream&>(sink) : std::cout;
+    traffic.platform.progress = !traffic_quiet;
     for (size_t i = 0; i < traffic.rates.size(); ++i)
       for (size_t k = 0; k < i; ++k)
         if (traffic.rates[i] == traffic.rates[k])

@@ -24,6 +24,18 @@ void check_input_file(const std::string& path, const std::string& item) {
     throw InputError(path, item, std::string("cannot read: ") + std::strerror(errno));
 }
 
+void check_writable(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  if (ec) throw InputError(path, option, "cannot write here (" + ec.message() + ")");
+  if (fs::is_directory(target, ec)) throw InputError(path, option, "is a folder, not a file");
+  const std::string probe = path + ".partial";
+  const bool writable = static_cast<bool>(std::ofstream(probe, std::ios::app));
+  fs::remove(probe, ec);
+  if (!writable) throw InputError(path, option, "cannot write here");
+}
+
 void write_file_atomically(const std::string& path, const std::string& content) {
   const fs::path target(path);
   std::error_code ec;

@@ -88,10 +88,10 @@ int SlicedRun::run() {
       const std::string eta =
           fraction > 0 ? duration_text(elapsed * (1 - fraction) / fraction) : std::string("?");
       *out_ << fmt::format(
-                   "\r  {:.3f} us simulated | {:5.1f}% of nodes | {:.2f} M events/s | "
+                   "\r  {:.3f} us simulated | {:5.1f}% of {} | {:.2f} M events/s | "
                    "{} elapsed | ETA {}   ",
-                   sc_core::sc_time_stamp().to_seconds() * 1e6, 100 * fraction, rate / 1e6,
-                   duration_text(elapsed), eta)
+                   sc_core::sc_time_stamp().to_seconds() * 1e6, 100 * fraction, source_.units,
+                   rate / 1e6, duration_text(elapsed), eta)
             << std::flush;
       shown = true;
     }

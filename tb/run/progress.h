@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <string>
 
 namespace wafersim::tb {
 
 struct ProgressSource {
-  std::function<uint64_t()> done;  // trace nodes done
-  uint64_t total = 0;              // trace nodes in the workload
+  std::function<uint64_t()> done;  // units done: trace nodes, or cycles of a traffic point
+  uint64_t total = 0;              // units in all
+  std::string units = "nodes";     // their name on the progress line
 };
 
 class SlicedRun {

@@ -45,16 +45,6 @@ PlatformSpec load_platform_spec(const RunOptions& o) {
   return spec;
 }
 
-void check_writable(const std::string& path, const std::string& option) {
-  std::error_code ec;
-  const std::filesystem::path p(path);
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  std::ofstream f(path, std::ios::app);
-  if (ec || !f)
-    throw InputError(path, option,
-                     "cannot write here" + (ec ? " (" + ec.message() + ")" : std::string()));
-}
-
 void check_time_limits(const chakra::Workload& workload, const PlatformSpec& spec) {
   // Half the kernel's range for one transfer or memory node leaves room for the rest of the run.
   constexpr double kLongestPs = 9.2e18;

@@ -10,6 +10,7 @@
 #include "hw/platform/platform.h"
 #include "tb/chakra/workload.h"
 #include "tb/common/exit_codes.h"
+#include "tb/common/files.h"
 #include "tb/config/platform_spec.h"
 #include "tb/observe/wave_recorder.h"
 
@@ -36,9 +37,6 @@ PlatformSpec load_platform_spec(const RunOptions& options);
 // Refuses a workload whose transfers or memory nodes would take longer than SystemC can simulate
 // (2^64 ps) on this platform's slowest link or its HBM. Throws InputError naming the node.
 void check_time_limits(const chakra::Workload& workload, const PlatformSpec& spec);
-
-// Creates the file's folder and checks the file can be written; throws InputError naming `option`.
-void check_writable(const std::string& path, const std::string& option);
 
 // The topology graph and the hardware of a platform; throw InputError naming the platform file.
 topology::Topology build_topology(const PlatformSpec& spec);

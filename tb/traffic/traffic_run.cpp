@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -16,7 +17,9 @@
 #include "models/common/error.h"
 #include "tb/common/child_processes.h"
 #include "tb/common/files.h"
+#include "tb/common/stop_signals.h"
 #include "tb/plots/gnuplot.h"
+#include "tb/run/progress.h"
 
 namespace wafersim::tb {
 
@@ -86,7 +89,23 @@ int run_traffic(const TrafficOptions& o, std::ostream& out, std::ostream& err) {
       throw InputError("command line", "traffic", e.what());
     }
     hw::event_counter() = 0;
-    sc_core::sc_start();
+    // Sliced like a replay: a progress line for long points, and SIGINT / SIGTERM stop it cleanly
+    // (a partial point measures nothing, so nothing is written).
+    const uint64_t cycles = opts.spec.warmup_cycles + opts.spec.measure_cycles;
+    const double cycle_ns = 1.0 / spec.network.clock_ghz;
+    SlicedRun sliced({[cycles, cycle_ns]() {
+                        return std::min<uint64_t>(
+                            cycles, static_cast<uint64_t>(sc_core::sc_time_stamp().to_seconds() *
+                                                          1e9 / cycle_ns));
+                      },
+                      cycles, "cycles"},
+                     o.platform.progress ? &err : nullptr);
+    if (const int stopped = sliced.run()) {
+      err << "wafersim: stopped by a signal at cycle "
+          << static_cast<uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e9 / cycle_ns) << " of "
+          << cycles << "; nothing measured, nothing written\n";
+      return stopped;
+    }
     const TrafficResult r = driver->result();
     if (r.measured_packets == 0)
       throw InputError("command line", "--rate",
@@ -130,6 +149,7 @@ int run_traffic_sweep(const TrafficOptions& o, const std::vector<std::string>& p
     job.args.insert(job.args.end(), point_args.begin(), point_args.end());
     jobs.push_back(job);
   }
+  StopSignals signals;  // Ctrl-C / SIGTERM: no new points; the table lists those done
   std::vector<int> codes = run_children(self, jobs, o.jobs, [&](size_t i, int code) {
     out << "rate " << o.rates[i] << ": " << (code == 0 ? "ok" : "failed") << "\n";
   });
@@ -183,6 +203,7 @@ int run_traffic_sweep(const TrafficOptions& o, const std::vector<std::string>& p
     }
     out << "plot: " << dir << "/latency_load.png\n";
   }
+  if (StopSignals::received()) return StopSignals::exit_code();
   if (failed) {
     err << "wafersim: error: " << failed << " of " << o.rates.size()
         << " points failed; see latency_load.csv\n";
