@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t kMaxRuns = 100000;
+constexpr size_t kMaxRuns = 10000;
 
 const std::set<std::string> kRunOptions = {"platform",      "workload",    "fidelity",
                                            "size-unit",     "deps",        "comm-groups",
@@ -121,6 +121,8 @@ Study load_study(const std::string& path) {
     }
   }
   if (rows.empty()) throw InputError(path, "", "no runs: give a grid or a runs list");
+  if (rows.size() > kMaxRuns)
+    throw InputError(path, "runs", "more than " + std::to_string(kMaxRuns) + " runs");
   int i = 0;
   for (const auto& row : rows) {
     StudyRun run;
