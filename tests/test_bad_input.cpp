@@ -1,9 +1,13 @@
 // Bad input ends in a message naming the file, the item and the problem, and a non-zero exit; a
 // replay that cannot progress says what each rank waits for. Never a crash or a hang.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 
+#include "tb/chakra/generator.h"
 #include "tb/chakra/trace.h"
 #include "tests/testing.h"
 
@@ -210,4 +214,38 @@ TEST(Stall, MissingCollectiveParticipantIsReported) {
   auto r = cli(ring4_args(with_rank2(temp_dir("t"), &t)));
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("waits for a message from rank"), std::string::npos) << r.err;
+}
+
+// Memory running out is a sentence and exit 1, not std::bad_alloc's own report: a 4,096-NPU mesh's
+// route table does not fit in 64 MB of address space.
+TEST(BadInput, OutOfMemoryIsASentence) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space";
+#else
+  const std::string dir = temp_dir("oom");
+  chakra::MicrobenchmarkSpec spec;
+  spec.ranks = 4096;
+  chakra::write_microbenchmark(dir + "/ar", spec);
+  const std::string exe = std::string(WAFERSIM_BINARY_DIR) + "/wafersim";
+  const std::string platform = source("configs/mesh_8x8.yaml");
+  const std::string prefix = dir + "/ar", err = dir + "/err.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    rlimit limit{64ull << 20, 64ull << 20};
+    setrlimit(RLIMIT_AS, &limit);
+    freopen(err.c_str(), "w", stderr);
+    execl(exe.c_str(), exe.c_str(), "check", "--platform", platform.c_str(), "--set",
+          "network.mesh_x=64", "network.mesh_y=64", "--workload", prefix.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::ifstream e(err);
+  const std::string text((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("wafersim: error: out of memory"), std::string::npos) << text;
+  EXPECT_EQ(text.find("bad_alloc"), std::string::npos) << text;
+#endif
 }
