@@ -16,6 +16,7 @@
 #include "tb/cli/check.h"
 #include "tb/cli/validators.h"
 #include "tb/common/error_path.h"
+#include "tb/common/stop_signals.h"
 #include "tb/run/run.h"
 #include "tb/study/study.h"
 #include "tb/traffic/traffic_run.h"
@@ -42,6 +43,7 @@ int dispatch(int argc, char* argv[]);
 
 int sc_main(int argc, char* argv[]) {
   tb::quiet_systemc_reports();
+  const tb::StopSignals stop_signals;
   return tb::run_guarded([&]() { return dispatch(argc, argv); }, std::cerr);
 }
 

@@ -30,32 +30,43 @@ void check_writable(const std::string& path, const std::string& option) {
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   if (ec) throw InputError(path, option, "cannot write here (" + ec.message() + ")");
   if (fs::is_directory(target, ec)) throw InputError(path, option, "is a folder, not a file");
-  const std::string probe = path + ".partial";
+  // A device or a pipe is written in place (write_file_atomically): it only needs to open.
+  const bool in_place = fs::exists(target, ec) && !fs::is_regular_file(target, ec);
+  const std::string probe = in_place ? path : path + ".partial";
   const bool writable = static_cast<bool>(std::ofstream(probe, std::ios::app));
-  fs::remove(probe, ec);
+  if (!in_place) fs::remove(probe, ec);
   if (!writable) throw InputError(path, option, "cannot write here");
 }
 
-void write_file_atomically(const std::string& path, const std::string& content) {
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write,
+                           const std::string& option) {
   const fs::path target(path);
   std::error_code ec;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) throw InputError(path, "", "cannot create its folder: " + ec.message());
-  const std::string temporary = path + ".partial";
+  if (ec) throw InputError(path, option, "cannot create its folder: " + ec.message());
+  const bool in_place = fs::exists(target, ec) && !fs::is_regular_file(target, ec);
+  if (in_place && fs::is_directory(target, ec))
+    throw InputError(path, option, "is a folder, not a file");
+  const std::string written = in_place ? path : path + ".partial";
   {
-    std::ofstream f(temporary, std::ios::binary | std::ios::trunc);
-    f << content;
+    std::ofstream f(written, std::ios::binary | std::ios::trunc);
+    if (f) write(f);
     f.flush();
     if (!f) {
-      fs::remove(temporary, ec);
-      throw InputError(path, "", "cannot write (disk full, or no permission?)");
+      if (!in_place) fs::remove(written, ec);
+      throw InputError(path, option, "cannot write (disk full, or no permission?)");
     }
   }
-  fs::rename(temporary, target, ec);
+  if (in_place) return;
+  fs::rename(written, target, ec);
   if (ec) {
-    fs::remove(temporary, ec);
-    throw InputError(path, "", "cannot write: " + ec.message());
+    fs::remove(written, ec);
+    throw InputError(path, option, "cannot write: " + ec.message());
   }
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  write_file_atomically(path, [&content](std::ostream& out) { out << content; });
 }
 
 }  // namespace wafersim::tb

@@ -15,7 +15,6 @@ extern "C" void on_stop_signal(int signal) {
 }  // namespace
 
 StopSignals::StopSignals() {
-  stop_signal = 0;
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);

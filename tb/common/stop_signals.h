@@ -1,8 +1,9 @@
 #pragma once
 // SIGINT (Ctrl-C), SIGTERM (timeout, Slurm, kill) and SIGHUP (the terminal went away) ask a run to
 // stop cleanly: it finishes the current slice, writes its reports marked incomplete and exits 130,
-// 143 or 129. While a StopSignals object lives it catches them; the previous handlers come back
-// when it goes.
+// 143 or 129. The command line holds one StopSignals for its whole life, so a signal that comes
+// while files load is kept too (the run then stops before its first slice); the long phases ask
+// `received()`. The previous handlers come back when it goes.
 #include <array>
 #include <csignal>
 

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "hw/proto/transfer.h"
 #include "models/common/error.h"
+#include "tb/common/files.h"
 
 namespace wafersim::tb {
 
@@ -77,17 +77,9 @@ bool by_track_then_start(const TimelineRecorder::Span& a, const TimelineRecorder
 }  // namespace
 
 void TimelineRecorder::write(const std::string& path) const {
-  // Written under a temporary name and renamed: a stopped run never leaves half a timeline.
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream f(partial);
-    if (!f) throw InputError(path, "--timeline", "cannot write the timeline file");
-    write_events(f);
-    if (!f) throw InputError(path, "--timeline", "cannot write the timeline file (disk full?)");
-  }
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  if (ec) throw InputError(path, "--timeline", "cannot write the timeline file: " + ec.message());
+  // Under a temporary name, then renamed: a stopped run never leaves half a timeline.
+  write_file_atomically(
+      path, [this](std::ostream& out) { write_events(out); }, "--timeline");
 }
 
 void TimelineRecorder::write_events(std::ostream& f) const {

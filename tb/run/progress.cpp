@@ -50,7 +50,6 @@ SlicedRun::SlicedRun(ProgressSource source, std::ostream* out, double quiet_seco
     : source_(std::move(source)), out_(out), quiet_seconds_(quiet_seconds) {}
 
 int SlicedRun::run() {
-  StopSignals signals;
   hw::EventCounter& counter = hw::events();
   counter.poll = poll;
   counter.poll_at = counter.count + kPollEvents;

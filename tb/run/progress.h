@@ -23,8 +23,9 @@ class SlicedRun {
   // `out` receives the progress line (nullptr: no progress), shown once a run passes
   // `quiet_seconds` of wall time.
   SlicedRun(ProgressSource source, std::ostream* out, double quiet_seconds = 2.0);
-  // Simulates until nothing is left to do, sc_stop() is called, or SIGINT / SIGTERM arrives.
-  // Returns the exit code of the signal that stopped it (130 or 143), or 0.
+  // Simulates until nothing is left to do, sc_stop() is called, or a stop signal has arrived
+  // (tb/common/stop_signals.h: caught while a StopSignals lives, as in the command line). Returns
+  // the exit code of the signal that stopped it (130, 143 or 129), or 0.
   int run();
 
  private:

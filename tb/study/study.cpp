@@ -150,7 +150,6 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
     job.args.insert(job.args.end(), run.args.begin(), run.args.end());
     children.push_back(job);
   }
-  StopSignals signals;  // Ctrl-C / SIGTERM: no new runs; those running stop and report
   std::vector<int> exit_codes = run_children(self, children, jobs, [&](size_t i, int code) {
     log << study.runs[i].id << ": "
         << (code == 0 ? "ok" : "failed (exit " + std::to_string(code) + ")") << "\n";

@@ -149,7 +149,6 @@ int run_traffic_sweep(const TrafficOptions& o, const std::vector<std::string>& p
     job.args.insert(job.args.end(), point_args.begin(), point_args.end());
     jobs.push_back(job);
   }
-  StopSignals signals;  // Ctrl-C / SIGTERM: no new points; the table lists those done
   std::vector<int> codes = run_children(self, jobs, o.jobs, [&](size_t i, int code) {
     out << "rate " << o.rates[i] << ": " << (code == 0 ? "ok" : "failed") << "\n";
   });
