@@ -99,7 +99,7 @@ TEST_P(Corpus, EndsWithItsExitCodeAndMessage) {
   }
   // Hostile paths hold `touch NAME` in back quotes and after semicolons: nothing may run them, in
   // the output folder or in the current one (where a shell would have run them).
-  for (const std::string dir : {out, std::filesystem::current_path().string()})
+  for (const std::string& dir : {out, std::filesystem::current_path().string()})
     for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
       for (const char* name : {"pwned", "bq"})
         EXPECT_NE(entry.path().filename(), name) << "a shell ran a user's path: " << entry.path();

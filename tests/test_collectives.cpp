@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/collectives/algorithms.h"
+#include "models/collectives/symbolic.h"
 
 using namespace wafersim::collectives;
 
@@ -213,4 +214,94 @@ TEST(Collectives, SplitsBeyondTheBytesMakeNoEmptyMessages) {
         EXPECT_EQ(p.bytes_sent(), 2 * 3 * bytes) << bytes;
       }
     }
+}
+
+// Every built-in algorithm computes its collective, on abstract data (models/collectives/symbolic):
+// each kind it supports, rank counts with and without a power of two, one chunk and several,
+// sizes that divide evenly (rotational plans) and sizes that do not.
+TEST(Symbolic, EveryBuiltInPlanComputesItsCollective) {
+  const Collective kinds[] = {Collective::AllReduce, Collective::ReduceScatter,
+                              Collective::AllGather, Collective::AllToAll,
+                              Collective::Broadcast, Collective::Reduce};
+  const Algorithm algorithms[] = {Algorithm::Ring, Algorithm::Direct, Algorithm::HalvingDoubling,
+                                  Algorithm::DoubleBinaryTree};
+  int checked = 0;
+  for (Collective c : kinds)
+    for (Algorithm a : algorithms)
+      for (int n : {2, 3, 4, 5, 7, 8, 16})
+        for (int splits : {1, 3})
+          for (uint64_t bytes : {4096ull * 3, 4099ull})
+            for (int root : {0, n - 1}) {
+              if ((c != Collective::Broadcast && c != Collective::Reduce) && root != 0) continue;
+              CollectiveRequest q;
+              q.collective = c;
+              q.algorithm = a;
+              q.ranks = n;
+              q.bytes = bytes;
+              q.splits = splits;
+              q.root = root;
+              Plan p;
+              try {
+                p = build_plan(q);
+              } catch (const std::invalid_argument&) {
+                continue;  // the algorithm does not implement this kind or rank count
+              }
+              EXPECT_EQ(check_plan(p, c, root), "")
+                  << to_string(a) << " " << to_string(c) << " n=" << n << " splits=" << splits
+                  << " bytes=" << bytes << " root=" << root;
+              ++checked;
+            }
+  EXPECT_GT(checked, 300);
+}
+
+TEST(Symbolic, ALargeRotationalRingIsChecked) {
+  CollectiveRequest q;
+  q.ranks = 256;
+  q.bytes = 1ull << 30;
+  q.splits = 2;
+  Plan p = build_plan(q);
+  ASSERT_EQ(p.rotation, 256);
+  EXPECT_EQ(check_plan(p, Collective::AllReduce), "");
+}
+
+// Broken plans are refused with the rank, the op and the data named.
+TEST(Symbolic, BrokenPlansAreNamed) {
+  CollectiveRequest q;
+  q.ranks = 4;
+  q.bytes = 4099;  // one plan per rank
+  Plan p = build_plan(q);
+  // Rank 1 forgets to combine what it receives first: the block's sum misses a rank.
+  Plan missing_reduce = p;
+  for (DataRef& d : missing_reduce.ranks[1].data)
+    if (d.reduce) {
+      d.reduce = false;
+      break;
+    }
+  EXPECT_NE(check_plan(missing_reduce, Collective::AllReduce).find("ranks' parts in block"),
+            std::string::npos)
+      << check_plan(missing_reduce, Collective::AllReduce);
+  // Rank 2 sends a block it does not hold yet (its first send names its successor's block).
+  Plan early = p;
+  for (size_t k = 0; k < early.ranks[2].ops.size(); ++k)
+    if (early.ranks[2].ops[k].kind == OpKind::Send) {
+      early.ranks[2].data[k].first = (early.ranks[2].data[k].first + 2) % 4;
+      break;
+    }
+  const std::string problem = check_plan(early, Collective::AllReduce);
+  EXPECT_NE(problem.find("rank "), std::string::npos) << problem;
+  EXPECT_NE(problem.find("block "), std::string::npos) << problem;
+  // A reduce-scatter is not an all-reduce.
+  q.collective = Collective::ReduceScatter;
+  EXPECT_NE(check_plan(build_plan(q), Collective::AllReduce).find("promises the sum over all 4"),
+            std::string::npos);
+  // A receive whose send never comes: the plan deadlocks, and the executor says where.
+  Plan orphan = p;
+  for (Op& op : orphan.ranks[3].ops)
+    if (op.kind == OpKind::Recv) {
+      op.tag += 1000;
+      break;
+    }
+  EXPECT_NE(check_plan(orphan, Collective::AllReduce).find("never runs: the plan deadlocks"),
+            std::string::npos)
+      << check_plan(orphan, Collective::AllReduce);
 }

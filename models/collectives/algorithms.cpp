@@ -60,34 +60,79 @@ int mod(int a, int n) {
   return ((a % n) + n) % n;
 }
 
-// Appends ops to one chunk of a plan; tags are offset per chunk so chunks never cross-match. An op
-// written without dependencies waits for its rank's gate, when it has one (active chunks). Ranks
-// the plan does not hold (all but position 0 of a rotational plan) are skipped.
+// A cyclic range of blocks of one chunk: (first + t) mod blocks_per_chunk for t < count.
+struct Blocks {
+  int first;
+  int count;
+};
+
+// Appends ops to one chunk of a plan, naming the blocks each moves; block j of the chunk holds
+// part(chunk_bytes, blocks_per_chunk, j) bytes, and an op's size is that of its blocks. Tags are
+// offset per chunk so chunks never cross-match. An op written without dependencies waits for its
+// rank's gate, when it has one (active chunks). Ranks the plan does not hold (all but position 0 of
+// a rotational plan) are skipped.
 class ChunkWriter {
  public:
-  ChunkWriter(Plan& plan, uint32_t tag_base, const std::vector<int64_t>& gates)
-      : plan_(plan), tag_base_(tag_base), gates_(gates) {}
+  ChunkWriter(Plan& plan, uint32_t chunk, uint64_t chunk_bytes, const std::vector<int64_t>& gates)
+      : plan_(plan),
+        chunk_(chunk),
+        chunk_bytes_(chunk_bytes),
+        blocks_(static_cast<int>(plan.blocks_per_chunk)),
+        tag_base_(chunk << 16),
+        gates_(gates) {}
 
-  uint32_t send(int rank, int peer, uint64_t bytes, uint32_t step,
-                std::vector<uint32_t> deps = {}) {
-    return add(rank, {OpKind::Send, peer, bytes, tag_base_ + step}, std::move(deps));
+  uint32_t send(int rank, int peer, Blocks b, uint32_t step, std::vector<uint32_t> deps = {},
+                Buffer src = Buffer::Output) {
+    return add(rank, {OpKind::Send, peer, bytes(b), tag_base_ + step}, std::move(deps),
+               data(b, src, Buffer::Output, false));
   }
-  uint32_t recv(int rank, int peer, uint64_t bytes, uint32_t step,
-                std::vector<uint32_t> deps = {}) {
-    return add(rank, {OpKind::Recv, peer, bytes, tag_base_ + step}, std::move(deps));
+  // Receives into `b` of the output buffer, replacing it or, with `reduce`, combining into it.
+  uint32_t recv(int rank, int peer, Blocks b, uint32_t step, std::vector<uint32_t> deps = {},
+                bool reduce = false) {
+    return add(rank, {OpKind::Recv, peer, bytes(b), tag_base_ + step}, std::move(deps),
+               data(b, Buffer::Output, Buffer::Output, reduce));
   }
-  uint32_t reduce(int rank, uint64_t bytes, std::vector<uint32_t> deps) {
-    return add(rank, {OpKind::Reduce, -1, bytes, 0}, std::move(deps));
+  // All-to-all's receive: data lands in block `b` of the output, but the message is sized as the
+  // sender's block `sized_as` (the receiver's own index), so both ends agree on its bytes.
+  uint32_t recv_sized(int rank, int peer, Blocks b, Blocks sized_as, uint32_t step,
+                      std::vector<uint32_t> deps = {}) {
+    return add(rank, {OpKind::Recv, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
+               data(b, Buffer::Output, Buffer::Output, false));
+  }
+  // The reduction engine's time for combining a received `b`.
+  uint32_t reduce(int rank, Blocks b, std::vector<uint32_t> deps) {
+    return add(rank, {OpKind::Reduce, -1, bytes(b), 0}, std::move(deps), {});
   }
   bool holds(int rank) const { return rank < static_cast<int>(plan_.ranks.size()); }
+  int blocks() const { return blocks_; }
 
  private:
-  uint32_t add(int rank, Op op, std::vector<uint32_t> deps) {
+  // Bytes of a cyclic block range, in constant time: every block holds chunk / blocks bytes, and
+  // blocks below chunk % blocks one more.
+  uint64_t bytes(Blocks b) const {
+    const uint64_t base = chunk_bytes_ / blocks_, extra = chunk_bytes_ % blocks_;
+    auto extras_below = [&](int64_t end) {  // blocks j < end (end <= blocks) holding one more
+      return static_cast<uint64_t>(std::min<int64_t>(end, static_cast<int64_t>(extra)));
+    };
+    const int64_t first = b.first, last = first + b.count;  // first in [0, blocks)
+    uint64_t extras = last <= blocks_ ? extras_below(last) - extras_below(first)
+                                      : extras_below(blocks_) - extras_below(first) +
+                                            extras_below(last - blocks_);
+    return base * static_cast<uint64_t>(b.count) + extras;
+  }
+  DataRef data(Blocks b, Buffer src, Buffer dst, bool reduce) const {
+    return {chunk_, static_cast<uint32_t>(b.first), static_cast<uint32_t>(b.count), src, dst,
+            reduce};
+  }
+  uint32_t add(int rank, Op op, std::vector<uint32_t> deps, DataRef moved) {
     if (!holds(rank)) return 0;
     if (deps.empty() && gates_[rank] >= 0) deps.push_back(static_cast<uint32_t>(gates_[rank]));
-    return plan_.ranks[rank].add(op, deps);
+    return plan_.ranks[rank].add(op, deps, moved);
   }
   Plan& plan_;
+  uint32_t chunk_;
+  uint64_t chunk_bytes_;
+  int blocks_;
   uint32_t tag_base_;
   const std::vector<int64_t>& gates_;
 };
@@ -97,6 +142,10 @@ std::vector<uint32_t> after(int64_t op) {
   return op < 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{static_cast<uint32_t>(op)};
 }
 
+Blocks block(int j, int n) {
+  return {mod(j, n), 1};
+}
+
 // Step-by-step algorithms post each receive when the step before it is done, as a real ring or
 // butterfly does: a message that arrives earlier waits in the NPU's mailbox, so timing is
 // unchanged, but a rank never holds thousands of posted receives at once.
@@ -104,30 +153,31 @@ std::vector<uint32_t> after(int64_t op) {
 // ---- ring
 // ----------------------------------------------------------------------------------------
 
-// Reduce-scatter around the ring; returns per rank the index of its last reduce.
-std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint64_t bytes, uint32_t step0) {
+// Reduce-scatter around the ring, rank i ending with block i reduced over all ranks: at step k it
+// sends block i-k-1 and combines block i-k-2 from its predecessor. Returns per rank the index of
+// its last reduce.
+std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint32_t step0) {
   std::vector<int64_t> last(n, -1);
   for (int i = 0; i < n && w.holds(i); ++i) {
     int64_t prev = -1;
     for (int k = 0; k < n - 1; ++k) {
-      w.send(i, mod(i + 1, n), part(bytes, n, mod(i - k, n)), step0 + k, after(prev));
-      uint32_t r =
-          w.recv(i, mod(i - 1, n), part(bytes, n, mod(i - k - 1, n)), step0 + k, after(prev));
-      prev = w.reduce(i, part(bytes, n, mod(i - k - 1, n)), {r});
+      w.send(i, mod(i + 1, n), block(i - k - 1, n), step0 + k, after(prev));
+      uint32_t r = w.recv(i, mod(i - 1, n), block(i - k - 2, n), step0 + k, after(prev), true);
+      prev = w.reduce(i, block(i - k - 2, n), {r});
     }
     last[i] = prev;
   }
   return last;
 }
 
-// All-gather around the ring of `n` blocks, block j of size part(total, n, j).
-void ring_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step0,
-                     const std::vector<int64_t>& start) {
+// All-gather around the ring, rank i starting from block i: at step k it sends block i-k and
+// receives block i-k-1.
+void ring_all_gather(ChunkWriter& w, int n, uint32_t step0, const std::vector<int64_t>& start) {
   for (int i = 0; i < n && w.holds(i); ++i) {
     int64_t prev = start.empty() ? -1 : start[i];
     for (int k = 0; k < n - 1; ++k) {
-      w.send(i, mod(i + 1, n), part(total, n, mod(i + 1 - k, n)), step0 + k, after(prev));
-      prev = w.recv(i, mod(i - 1, n), part(total, n, mod(i - k, n)), step0 + k, after(prev));
+      w.send(i, mod(i + 1, n), block(i - k, n), step0 + k, after(prev));
+      prev = w.recv(i, mod(i - 1, n), block(i - k - 1, n), step0 + k, after(prev));
     }
   }
 }
@@ -135,79 +185,73 @@ void ring_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step0,
 // ---- direct
 // --------------------------------------------------------------------------------------
 
-std::vector<int64_t> direct_reduce_scatter(ChunkWriter& w, int n, uint64_t bytes, uint32_t step) {
+std::vector<int64_t> direct_reduce_scatter(ChunkWriter& w, int n, uint32_t step) {
   std::vector<int64_t> last(n, -1);
   for (int i = 0; i < n; ++i) {
-    std::vector<uint32_t> reduces;
     for (int j = 0; j < n; ++j)
-      if (j != i) w.send(i, j, part(bytes, n, j), step);
+      if (j != i) w.send(i, j, block(j, n), step);
     int64_t prev = -1;
     for (int j = 0; j < n; ++j) {
       if (j == i) continue;
-      uint32_t r = w.recv(i, j, part(bytes, n, i), step);
+      uint32_t r = w.recv(i, j, block(i, n), step, {}, true);
       std::vector<uint32_t> deps{r};
       if (prev >= 0) deps.push_back(static_cast<uint32_t>(prev));  // one reduction unit, in order
-      prev = w.reduce(i, part(bytes, n, i), deps);
+      prev = w.reduce(i, block(i, n), deps);
     }
     last[i] = prev;
   }
   return last;
 }
 
-void direct_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step,
-                       const std::vector<int64_t>& start) {
+void direct_all_gather(ChunkWriter& w, int n, uint32_t step, const std::vector<int64_t>& start) {
   for (int i = 0; i < n; ++i) {
     int64_t prev = start.empty() ? -1 : start[i];
     for (int j = 0; j < n; ++j)
-      if (j != i) w.send(i, j, part(total, n, i), step, after(prev));
+      if (j != i) w.send(i, j, block(i, n), step, after(prev));
     for (int j = 0; j < n; ++j)
-      if (j != i) w.recv(i, j, part(total, n, j), step);
+      if (j != i) w.recv(i, j, block(j, n), step);
   }
 }
 
 // ---- halving-doubling
 // ----------------------------------------------------------------------------
 
-std::vector<int64_t> halving_reduce_scatter(ChunkWriter& w, int n, uint64_t bytes, uint32_t step0) {
+// Recursive halving over blocks [0, n): at distance d the partner whose bit d is clear keeps the
+// lower half of the pair's range, so rank i ends with block i.
+std::vector<int64_t> halving_reduce_scatter(ChunkWriter& w, int n, uint32_t step0) {
   std::vector<int64_t> last(n, -1);
   for (int i = 0; i < n; ++i) {
-    uint64_t current = bytes;
+    Blocks range{0, n};
     int64_t prev = -1;
     uint32_t step = step0;
     for (int d = n / 2; d >= 1; d /= 2, ++step) {
-      uint64_t half = current / 2, keep = current - half;
-      // The lower partner keeps the first part: both sides agree on each message's size.
-      bool lower = (i & d) == 0;
-      uint64_t out = lower ? half : keep, in = lower ? keep : half;
-      w.send(i, i ^ d, out, step, after(prev));
-      uint32_t r = w.recv(i, i ^ d, in, step, after(prev));
-      prev = w.reduce(i, in, {r});
-      current = in;
+      const int half = range.count / 2;
+      const Blocks low{range.first, half}, high{range.first + half, half};
+      const bool lower = (i & d) == 0;
+      const Blocks keep = lower ? low : high, give = lower ? high : low;
+      w.send(i, i ^ d, give, step, after(prev));
+      uint32_t r = w.recv(i, i ^ d, keep, step, after(prev), true);
+      prev = w.reduce(i, keep, {r});
+      range = keep;
     }
     last[i] = prev;
   }
   return last;
 }
 
-void doubling_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step0,
-                         const std::vector<int64_t>& start) {
-  // Sizes follow the halving steps backwards so that gather undoes scatter exactly.
+// Recursive doubling from block i: the reverse of the halving, the range doubling each step.
+void doubling_all_gather(ChunkWriter& w, int n, uint32_t step0, const std::vector<int64_t>& start) {
   for (int i = 0; i < n; ++i) {
-    std::vector<std::pair<uint64_t, uint64_t>> sizes;  // (mine, partner's) per halving step
-    uint64_t current = total;
-    for (int d = n / 2; d >= 1; d /= 2) {
-      uint64_t half = current / 2, keep = current - half;
-      bool lower = (i & d) == 0;
-      uint64_t mine = lower ? keep : half;
-      sizes.push_back({mine, current - mine});
-      current = mine;
-    }
+    Blocks range{i, 1};
     int64_t prev = start.empty() ? -1 : start[i];
     uint32_t step = step0;
-    int idx = static_cast<int>(sizes.size()) - 1;
-    for (int d = 1; d < n; d *= 2, ++step, --idx) {
-      w.send(i, i ^ d, sizes[idx].first, step, after(prev));
-      prev = w.recv(i, i ^ d, sizes[idx].second, step, after(prev));
+    for (int d = 1; d < n; d *= 2, ++step) {
+      const bool lower = (i & d) == 0;
+      const Blocks theirs{lower ? range.first + range.count : range.first - range.count,
+                          range.count};
+      w.send(i, i ^ d, range, step, after(prev));
+      prev = w.recv(i, i ^ d, theirs, step, after(prev));
+      range = {lower ? range.first : theirs.first, 2 * range.count};
     }
   }
 }
@@ -215,38 +259,36 @@ void doubling_all_gather(ChunkWriter& w, int n, uint64_t total, uint32_t step0,
 // ---- double binary tree
 // --------------------------------------------------------------------------
 
-// Reduce to the root then broadcast, on the heap-shaped tree over `order`.
-void tree_all_reduce(ChunkWriter& w, const std::vector<int>& order, uint64_t bytes, uint32_t step) {
+// Reduce `b` to the root then broadcast it, on the heap-shaped tree over `order`.
+void tree_all_reduce(ChunkWriter& w, const std::vector<int>& order, Blocks b, uint32_t step) {
   const int n = static_cast<int>(order.size());
+  if (b.count == 0) return;
   for (int p = 0; p < n; ++p) {
     int rank = order[p];
-    std::vector<uint32_t> reduces;
     int64_t prev = -1;
     for (int c : {2 * p + 1, 2 * p + 2}) {
       if (c >= n) continue;
-      uint32_t r = w.recv(rank, order[c], bytes, step);
+      uint32_t r = w.recv(rank, order[c], b, step, {}, true);
       std::vector<uint32_t> deps{r};
       if (prev >= 0) deps.push_back(static_cast<uint32_t>(prev));
-      prev = w.reduce(rank, bytes, deps);
+      prev = w.reduce(rank, b, deps);
     }
     int64_t ready = prev;
     if (p > 0) {
       int parent = order[(p - 1) / 2];
-      w.send(rank, parent, bytes, step, after(prev));
-      ready = w.recv(rank, parent, bytes, step + 1);
+      w.send(rank, parent, b, step, after(prev));
+      ready = w.recv(rank, parent, b, step + 1);
     }
     for (int c : {2 * p + 1, 2 * p + 2})
-      if (c < n) w.send(rank, order[c], bytes, step + 1, after(ready));
+      if (c < n) w.send(rank, order[c], b, step + 1, after(ready));
   }
 }
 
 // ---- one chunk of each collective
 // ----------------------------------------------------------------
 
-void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_t tag_base,
-                 const std::vector<int64_t>& gates) {
+void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
   const int n = q.ranks;
-  ChunkWriter w(plan, tag_base, gates);
   auto unsupported = [&]() {
     return std::invalid_argument(std::string(to_string(q.algorithm)) + " does not implement " +
                                  to_string(q.collective));
@@ -255,19 +297,19 @@ void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_
     case Collective::AllReduce:
       switch (q.algorithm) {
         case Algorithm::Ring:
-          ring_all_gather(w, n, bytes, n, ring_reduce_scatter(w, n, bytes, 0));
+          ring_all_gather(w, n, n, ring_reduce_scatter(w, n, 0));
           return;
         case Algorithm::Direct:
-          direct_all_gather(w, n, bytes, 1, direct_reduce_scatter(w, n, bytes, 0));
+          direct_all_gather(w, n, 1, direct_reduce_scatter(w, n, 0));
           return;
         case Algorithm::HalvingDoubling:
-          doubling_all_gather(w, n, bytes, 64, halving_reduce_scatter(w, n, bytes, 0));
+          doubling_all_gather(w, n, 64, halving_reduce_scatter(w, n, 0));
           return;
         case Algorithm::DoubleBinaryTree: {
           std::vector<int> a(n), b(n);
           for (int i = 0; i < n; ++i) a[i] = i, b[i] = n - 1 - i;
-          tree_all_reduce(w, a, bytes / 2, 0);
-          tree_all_reduce(w, b, bytes - bytes / 2, 2);
+          tree_all_reduce(w, a, {0, n / 2}, 0);
+          tree_all_reduce(w, b, {n / 2, n - n / 2}, 2);
           return;
         }
       }
@@ -275,49 +317,48 @@ void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_
     case Collective::ReduceScatter:
       switch (q.algorithm) {
         case Algorithm::Ring:
-          ring_reduce_scatter(w, n, bytes, 0);
+          ring_reduce_scatter(w, n, 0);
           return;
         case Algorithm::Direct:
-          direct_reduce_scatter(w, n, bytes, 0);
+          direct_reduce_scatter(w, n, 0);
           return;
         case Algorithm::HalvingDoubling:
-          halving_reduce_scatter(w, n, bytes, 0);
+          halving_reduce_scatter(w, n, 0);
           return;
         default:
           throw unsupported();
       }
-    case Collective::AllGather: {
-      uint64_t total = bytes * n;  // comm_size is each rank's input
+    case Collective::AllGather:  // block i is rank i's input
       switch (q.algorithm) {
         case Algorithm::Ring:
-          ring_all_gather(w, n, total, 0, {});
+          ring_all_gather(w, n, 0, {});
           return;
         case Algorithm::Direct:
-          direct_all_gather(w, n, total, 0, {});
+          direct_all_gather(w, n, 0, {});
           return;
         case Algorithm::HalvingDoubling:
-          doubling_all_gather(w, n, total, 0, {});
+          doubling_all_gather(w, n, 0, {});
           return;
         default:
           throw unsupported();
       }
-    }
-    case Collective::AllToAll:
+    case Collective::AllToAll:  // input block j goes to rank j, into its output block i
       switch (q.algorithm) {
         case Algorithm::Ring:  // one peer at a time, at growing distance
           for (int i = 0; i < n && w.holds(i); ++i) {
             int64_t prev = -1, prev_recv = -1;
             for (int k = 1; k < n; ++k) {
-              prev = w.send(i, mod(i + k, n), part(bytes, n, mod(i + k, n)), k, after(prev));
-              prev_recv = w.recv(i, mod(i - k, n), part(bytes, n, i), k, after(prev_recv));
+              prev = w.send(i, mod(i + k, n), block(i + k, n), k, after(prev), Buffer::Input);
+              prev_recv =
+                  w.recv_sized(i, mod(i - k, n), block(i - k, n), block(i, n), k, after(prev_recv));
             }
           }
           return;
         case Algorithm::Direct:
           for (int i = 0; i < n; ++i)
             for (int k = 1; k < n; ++k) {
-              w.send(i, mod(i + k, n), part(bytes, n, mod(i + k, n)), 0);
-              w.recv(i, mod(i - k, n), part(bytes, n, i), 0);
+              w.send(i, mod(i + k, n), block(i + k, n), 0, {}, Buffer::Input);
+              w.recv_sized(i, mod(i - k, n), block(i - k, n), block(i, n), 0);
             }
           return;
         default:
@@ -325,7 +366,8 @@ void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_
       }
     case Collective::Broadcast:
     case Collective::Reduce: {
-      bool reduce = q.collective == Collective::Reduce;
+      const bool reduce = q.collective == Collective::Reduce;
+      const Blocks all{0, 1};
       switch (q.algorithm) {
         case Algorithm::Ring:  // a chain starting after the root (reduce) or at the root
                                // (broadcast)
@@ -334,13 +376,13 @@ void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_
             int64_t prev = -1;
             if (reduce) {
               if (pos != 1 && n > 1) {
-                uint32_t r = w.recv(i, mod(i - 1, n), bytes, 0);
-                prev = w.reduce(i, bytes, {r});
+                uint32_t r = w.recv(i, mod(i - 1, n), all, 0, {}, true);
+                prev = w.reduce(i, all, {r});
               }
-              if (pos != 0) w.send(i, mod(i + 1, n), bytes, 0, after(prev));
+              if (pos != 0) w.send(i, mod(i + 1, n), all, 0, after(prev));
             } else {
-              if (pos != 0) prev = w.recv(i, mod(i - 1, n), bytes, 0);
-              if (pos != n - 1) w.send(i, mod(i + 1, n), bytes, 0, after(prev));
+              if (pos != 0) prev = w.recv(i, mod(i - 1, n), all, 0);
+              if (pos != n - 1) w.send(i, mod(i + 1, n), all, 0, after(prev));
             }
           }
           return;
@@ -348,11 +390,11 @@ void build_chunk(const CollectiveRequest& q, Plan& plan, uint64_t bytes, uint32_
           for (int j = 0; j < n; ++j) {
             if (j == q.root) continue;
             if (reduce) {
-              w.send(j, q.root, bytes, 0);
-              w.reduce(q.root, bytes, {w.recv(q.root, j, bytes, 0)});
+              w.send(j, q.root, all, 0);
+              w.reduce(q.root, all, {w.recv(q.root, j, all, 0, {}, true)});
             } else {
-              w.send(q.root, j, bytes, 0);
-              w.recv(j, q.root, bytes, 0);
+              w.send(q.root, j, all, 0);
+              w.recv(j, q.root, all, 0);
             }
           }
           return;
@@ -416,6 +458,9 @@ Plan build_plan(const CollectiveRequest& q) {
     plan.ranks.resize(1);
     plan.rotation = q.ranks;
   }
+  plan.chunks = static_cast<uint32_t>(splits);
+  plan.blocks_per_chunk =
+      blocks_per_rank || q.collective == Collective::AllGather ? static_cast<uint32_t>(q.ranks) : 1;
   const int held = static_cast<int>(plan.ranks.size());
   std::vector<std::vector<uint32_t>> chunk_end(held);  // per rank: the Nop closing each chunk
   std::vector<int64_t> gates(q.ranks, -1);
@@ -428,7 +473,11 @@ Plan build_plan(const CollectiveRequest& q) {
                      ? static_cast<int64_t>(chunk_end[r][c - q.active_chunks])
                      : int64_t{-1};
     }
-    build_chunk(q, plan, part(q.bytes, splits, c), static_cast<uint32_t>(c) << 16, gates);
+    // All-gather's comm_size is each rank's input: the chunk holds every rank's part of it.
+    const uint64_t chunk_bytes =
+        part(q.bytes, splits, c) * (q.collective == Collective::AllGather ? q.ranks : 1);
+    ChunkWriter writer(plan, static_cast<uint32_t>(c), chunk_bytes, gates);
+    build_chunk(q, writer);
     for (int r = 0; r < held; ++r) {
       RankPlan& rp = plan.ranks[r];
       // The chunk ends when its sinks (ops nothing else in the chunk waits for) have finished.

@@ -21,7 +21,7 @@ const char* to_string(OpKind kind) {
   return "?";
 }
 
-uint32_t RankPlan::add(Op op, const std::vector<uint32_t>& deps) {
+uint32_t RankPlan::add(Op op, const std::vector<uint32_t>& deps, DataRef moved) {
   if (deps.size() > kMaxDeps)
     throw std::invalid_argument("a plan op may wait on at most " + std::to_string(kMaxDeps) +
                                 " others, got " + std::to_string(deps.size()));
@@ -29,6 +29,7 @@ uint32_t RankPlan::add(Op op, const std::vector<uint32_t>& deps) {
   op.dep_count = static_cast<uint32_t>(deps.size());
   dep_list.insert(dep_list.end(), deps.begin(), deps.end());
   ops.push_back(op);
+  data.push_back(moved);
   return static_cast<uint32_t>(ops.size() - 1);
 }
 

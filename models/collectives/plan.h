@@ -12,6 +12,25 @@ enum class OpKind { Send, Recv, Reduce, Nop };
 
 const char* to_string(OpKind kind);
 
+// The buffers of a rank (MSCCL's i, o and s). In-place collectives work in `Output` alone.
+enum class Buffer : uint8_t { Input, Output, Scratch };
+
+// What an op moves, for executing a plan on values and checking it (models/collectives/symbolic):
+// the collective's data is cut into chunks (dataset splits) of `Plan::blocks_per_chunk` blocks, and
+// an op names `count` blocks of chunk `chunk`, from block `first` on, cyclically within the chunk:
+// (first + t) mod blocks_per_chunk. In a rotational plan, position p adds p to `first`. A Send
+// reads them from `src`; a Recv writes them into `dst`, or combines them into it when `reduce`
+// (MSCCL's rrc); a Reduce op is the local engine's time for that combining and moves nothing
+// itself. Kept beside the ops, not in them: the replay's hot path reads only Op.
+struct DataRef {
+  uint32_t chunk = 0;
+  uint32_t first = 0;
+  uint32_t count = 0;
+  Buffer src = Buffer::Output;
+  Buffer dst = Buffer::Output;
+  bool reduce = false;
+};
+
 struct Op {
   OpKind kind = OpKind::Nop;
   int peer = -1;       // Send: destination, Recv: source; a position in the communicator
@@ -36,13 +55,14 @@ struct DepRange {
 
 struct RankPlan {
   std::vector<Op> ops;
+  std::vector<DataRef> data;  // data[k]: what ops[k] moves
   std::vector<uint32_t> dep_list;
   // The dependents of each op (the reverse of the dependencies, CSR), made by Plan::finish(): the
   // replay releases them when the op completes.
   std::vector<uint32_t> child_offsets, child_list;
 
-  // Appends an op with its dependencies (at most kMaxDeps); returns its index.
-  uint32_t add(Op op, const std::vector<uint32_t>& deps);
+  // Appends an op with its dependencies (at most kMaxDeps) and its data; returns its index.
+  uint32_t add(Op op, const std::vector<uint32_t>& deps, DataRef moved = {});
   DepRange deps(uint32_t op) const {
     const uint32_t* base = dep_list.data() + ops[op].first_dep;
     return {base, base + ops[op].dep_count};
@@ -57,6 +77,9 @@ struct RankPlan {
 
 struct Plan {
   std::string algorithm;
+  // The data's shape (DataRef): `chunks` chunks of `blocks_per_chunk` blocks each.
+  uint32_t chunks = 1;
+  uint32_t blocks_per_chunk = 1;
   // One plan per position in the communicator; or, when `rotation` is set, position 0's plan
   // alone, which every position p runs with its peers shifted by p. Ring algorithms on sizes that
   // divide evenly are rotational: a 1,024-rank all-reduce then holds one rank's ops, not 1,024.

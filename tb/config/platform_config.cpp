@@ -140,6 +140,7 @@ const std::map<std::string, Setter>& setters() {
       {"collectives.dataset_splits",
        number(FIELD(collectives.dataset_splits), 1, true, kMaxSplits)},
       {"collectives.active_chunks", number(FIELD(collectives.active_chunks), 0, true, kMaxSplits)},
+      {"collectives.verify_max_ops", number(FIELD(collectives.verify_max_ops), 0, true, 1e10)},
   };
   return table;
 }

@@ -20,6 +20,9 @@ struct CollectiveConfig {
   collectives::Algorithm reduce = collectives::Algorithm::Ring;
   int dataset_splits = 1;
   int active_chunks = 1;
+  // Plans up to this many ops (over all ranks) are run by the symbolic executor before the
+  // simulation (models/collectives/symbolic.h); larger ones are not re-checked.
+  double verify_max_ops = 1 << 20;
 };
 
 enum class ComputeModel { Duration, Roofline };

@@ -1,5 +1,6 @@
 #include "tb/replay/plan_library.h"
 
+#include "models/collectives/symbolic.h"
 #include "models/common/error.h"
 
 namespace wafersim::tb {
@@ -63,12 +64,23 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   Entry entry{nullptr, q.collective};
+  const std::string item = "node " + std::to_string(node.id) + " ('" + node.name + "')";
+  const std::string what =
+      std::string(to_string(q.collective)) + " over " + std::to_string(q.ranks) + " ranks";
   try {
     entry.plan = std::make_shared<const collectives::Plan>(collectives::build_plan(q));
   } catch (const std::invalid_argument& e) {
-    throw InputError(file, "node " + std::to_string(node.id) + " ('" + node.name + "')",
-                     std::string(to_string(q.collective)) + " over " + std::to_string(q.ranks) +
-                         " ranks: " + e.what() + " (" + setting + " in " + source_ + ")");
+    throw InputError(file, item, what + ": " + e.what() + " (" + setting + " in " + source_ + ")");
+  }
+  // Proven on abstract data before it runs (the executor's cost grows with the ops of all ranks).
+  size_t ops = 0;
+  for (const auto& rank : entry.plan->ranks) ops += rank.ops.size();
+  if (entry.plan->rotation > 0) ops *= static_cast<size_t>(entry.plan->rotation);
+  if (static_cast<double>(ops) <= config_.verify_max_ops) {
+    const std::string problem = collectives::check_plan(*entry.plan, q.collective, q.root);
+    if (!problem.empty())
+      throw InputError(file, item,
+                       what + ": the " + entry.plan->algorithm + " plan is wrong: " + problem);
   }
   plans_.emplace(key, entry);
   return entry;
