@@ -7,9 +7,9 @@
 #include <unordered_map>
 
 #include "models/common/error.h"
+#include "tb/chakra/workload_check.h"
 #include "tb/common/files.h"
 #include "tb/common/json_text.h"
-#include "tb/chakra/workload_check.h"
 
 namespace wafersim::chakra {
 
@@ -55,15 +55,7 @@ std::vector<int> group_members(const nlohmann::json& list, int ranks, const std:
 }  // namespace
 
 std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path, int ranks) {
-  tb::check_input_file(path, "");
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "", "cannot open communicator group file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, "byte " + std::to_string(e.byte), "invalid JSON");
-  }
+  const nlohmann::json j = tb::read_json_file(path);
   if (!j.is_object())
     throw InputError(path, "", "expected an object mapping group ids to rank lists");
   std::map<std::string, std::vector<int>> groups;
@@ -93,12 +85,7 @@ std::map<std::string, std::vector<int>> process_groups_of(const TraceNode& node,
     if (v[i] == '\\' && i + 1 < close) ++i;
     text += v[i];
   }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(std::string("invalid JSON: ") + e.what());
-  }
+  const nlohmann::json j = tb::parse_json(text, file, item + " process groups");
   if (!j.is_array()) fail("expected a JSON list of groups");
   for (const auto& g : j) {
     if (!g.is_object() || !g.contains("pg_name")) fail("a group has no pg_name");

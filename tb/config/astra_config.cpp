@@ -91,15 +91,7 @@ void read_network(PlatformSpec& spec, const std::string& file) {
 }
 
 void read_system(PlatformSpec& spec, const std::string& file) {
-  check_input_file(file, "");
-  std::ifstream in(file);
-  if (!in) throw InputError(file, "", "cannot open file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(file, "byte " + std::to_string(e.byte), "invalid JSON");
-  }
+  const nlohmann::json j = read_json_file(file);
   if (!j.is_object()) throw InputError(file, "", "expected a JSON object");
   auto item = [&](const std::string& key) { return "key '" + key + "'"; };
   auto integer = [&](const std::string& key, long long min, long long max) {
