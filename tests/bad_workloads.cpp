@@ -104,7 +104,8 @@ std::string varint(uint64_t v) {
 }
 
 // Rank 2's file as raw bytes, changed by `edit`.
-void raw_rank2(const std::string& prefix, const std::function<std::string(std::string)>& edit) {
+void raw_rank2(const std::string& prefix,
+               const std::function<std::string(const std::string&)>& edit) {
   all_reduce(prefix);
   spit(file_of(prefix, 2), edit(slurp(file_of(prefix, 2))));
 }
@@ -155,30 +156,35 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
       {"good", [](const std::string& p) { all_reduce(p); }},
       {"garbage",
        [](const std::string& p) {
-         raw_rank2(
-             p, [](std::string) { return std::string("\xff\xff\xff\xff\xff\xff not protobuf"); });
+         raw_rank2(p, [](const std::string&) {
+           return std::string("\xff\xff\xff\xff\xff\xff not protobuf");
+         });
        }},
       {"empty",
-       [](const std::string& p) { raw_rank2(p, [](std::string) { return std::string(); }); }},
+       [](const std::string& p) {
+         raw_rank2(p, [](const std::string&) { return std::string(); });
+       }},
       {"truncated",
        [](const std::string& p) {
-         raw_rank2(p, [](std::string b) { return b.substr(0, b.size() - 5); });
+         raw_rank2(p, [](const std::string& b) { return b.substr(0, b.size() - 5); });
        }},
       {"partial_varint",
-       [](const std::string& p) { raw_rank2(p, [](std::string b) { return b + "\xff"; }); }},
+       [](const std::string& p) { raw_rank2(p, [](const std::string& b) { return b + "\xff"; }); }},
       // A node's length prefix of 2^32 + 7: a 32-bit reader sees 7.
       {"prefix_2p32",
        [](const std::string& p) {
-         raw_rank2(p, [](std::string b) {
-           const size_t meta = static_cast<unsigned char>(b.at(0)) + 1u;  // a one-byte prefix
+         raw_rank2(p, [](const std::string& b) {
+           const size_t meta = static_cast<unsigned char>(b.data()[0]) + 1u;  // one-byte prefix
            return b.substr(0, meta) + varint((1ull << 32) + 7) + b.substr(meta + 1);
          });
        }},
       {"prefix_huge",
-       [](const std::string& p) { raw_rank2(p, [](std::string b) { return varint(~0ull) + b; }); }},
+       [](const std::string& p) {
+         raw_rank2(p, [](const std::string& b) { return varint(~0ull) + b; });
+       }},
       {"gzip_damaged",
        [](const std::string& p) {
-         raw_rank2(p, [](std::string b) {
+         raw_rank2(p, [](const std::string& b) {
            std::string z = gzip(b);
            for (size_t i = 12; i < z.size() - 8; i += 3) z[i] = static_cast<char>(z[i] ^ 0x5a);
            return z;
@@ -186,7 +192,7 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
        }},
       {"gzip_truncated",
        [](const std::string& p) {
-         raw_rank2(p, [](std::string b) {
+         raw_rank2(p, [](const std::string& b) {
            std::string z = gzip(b);
            return z.substr(0, z.size() / 2);
          });
@@ -383,6 +389,20 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
        }},
       {"name_not_utf8",  // proto3 strings must be UTF-8: protobuf refuses the node
        [](const std::string& p) { rank2(p, [](TraceNode& n) { n.name = "\xff\xfe layer"; }); }},
+      {"root_outside",
+       [](const std::string& p) {
+         all_reduce(p, [](int, Trace& t) {
+           t.nodes.front().comm_type = static_cast<int64_t>(CollectiveKind::Broadcast);
+           t.nodes.front().root = 7;
+         });
+       }},
+      {"root_mismatch",  // rank 2 thinks the broadcast comes from position 2
+       [](const std::string& p) {
+         all_reduce(p, [](int r, Trace& t) {
+           t.nodes.front().comm_type = static_cast<int64_t>(CollectiveKind::Broadcast);
+           if (r == 2) t.nodes.front().root = 2;
+         });
+       }},
       {"metadata_only", [](const std::string& p) { point_to_point(p, {}); }},
   };
   return table;

@@ -436,7 +436,10 @@ Plan build_plan(const CollectiveRequest& q) {
   if (q.bytes == 0) throw std::invalid_argument("a collective needs a size above 0 bytes");
   if (q.splits < 1) throw std::invalid_argument("dataset splits must be at least 1");
   if (q.active_chunks < 0) throw std::invalid_argument("active chunks must not be negative");
-  if (q.ranks > 32768) throw std::invalid_argument("at most 32768 ranks per collective");
+  // A chunk's closing Nop waits on each rank's last ops (up to 2(n - 1) of them, direct
+  // all-to-all), at most RankPlan::kMaxDeps; tags hold the chunk in 16 bits.
+  if (q.ranks > 16384) throw std::invalid_argument("at most 16384 ranks per collective");
+  if (q.splits > 65535) throw std::invalid_argument("at most 65535 dataset splits per collective");
   if (q.root < 0 || q.root >= q.ranks) throw std::invalid_argument("root outside the communicator");
   if (q.algorithm == Algorithm::HalvingDoubling && !power_of_two(q.ranks))
     throw std::invalid_argument("halving_doubling needs a power-of-two rank count, got " +

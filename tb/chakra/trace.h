@@ -52,6 +52,7 @@ struct TraceNode {
   std::optional<int64_t> comm_src;
   std::optional<int64_t> comm_dst;
   std::optional<int64_t> comm_tag;
+  std::optional<int64_t> root;  // COLL broadcast / reduce: the root's position in the communicator
   int64_t comm_priority = 0;
   std::string pg_name;
   std::string inputs_values;  // free-form; PyTorch captures keep process groups here

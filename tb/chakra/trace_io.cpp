@@ -181,6 +181,8 @@ TraceNode convert(const std::string& file, const pb::Node& n) {
       t.comm_dst = integer(file, n, a);
     } else if (name == "comm_tag") {
       t.comm_tag = integer(file, n, a);
+    } else if (name == "root") {
+      t.root = integer(file, n, a);
     } else if (name == "comm_priority") {
       t.comm_priority = integer(file, n, a);
     } else if (name == "pg_name") {
@@ -358,6 +360,7 @@ void write_trace(const std::string& path, const Trace& trace) {
       if (t.comm_src) add_int(&n, "comm_src", *t.comm_src);
       if (t.comm_dst) add_int(&n, "comm_dst", *t.comm_dst);
       if (t.comm_tag) add_int(&n, "comm_tag", *t.comm_tag);
+      if (t.root) add_int(&n, "root", *t.root);
       if (t.comm_priority) add_int(&n, "comm_priority", t.comm_priority);
       if (!t.pg_name.empty()) {
         auto* a = n.add_attr();

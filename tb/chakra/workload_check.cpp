@@ -88,6 +88,14 @@ void check_node(const Workload* w, const Trace& t, const TraceNode& n, int rank,
       if (kind == CollectiveKind::Gather || kind == CollectiveKind::Scatter)
         return fail(std::string("collective ") + to_string(kind) + " is not supported yet");
       if (kind != CollectiveKind::Barrier) size_ok();
+      if (n.root && w) {
+        const int size = all_ranks_group(n.pg_name) || !w->groups.count(n.pg_name)
+                             ? ranks
+                             : static_cast<int>(w->groups.at(n.pg_name).size());
+        if (*n.root < 0 || *n.root >= size)
+          fail("root " + std::to_string(*n.root) + " is outside the communicator's positions 0.." +
+               std::to_string(size - 1));
+      }
       if (w && !all_ranks_group(n.pg_name)) {
         auto g = w->groups.find(n.pg_name);
         if (g == w->groups.end())
@@ -215,6 +223,9 @@ void check_collectives_agree(const Workload& w, Problems& out) {
                  static_cast<CollectiveKind>(*a.comm_type) != CollectiveKind::Barrier)
           differ = "comm_size (" + std::to_string(a.comm_size.value_or(0)) + " against " +
                    std::to_string(b.comm_size.value_or(0)) + " bytes)";
+        else if (a.root.value_or(0) != b.root.value_or(0))
+          differ = "root (" + std::to_string(a.root.value_or(0)) + " against " +
+                   std::to_string(b.root.value_or(0)) + ")";
         if (differ.empty()) continue;
         out.add(w.ranks[rank].file, node_item(b),
                 "collective #" + std::to_string(k + 1) + " of communicator '" + group +

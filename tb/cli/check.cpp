@@ -42,6 +42,7 @@ std::string node_line(const chakra::TraceNode& n) {
   if (n.comm_src) s += " comm_src=" + std::to_string(*n.comm_src);
   if (n.comm_dst) s += " comm_dst=" + std::to_string(*n.comm_dst);
   if (n.comm_tag) s += " comm_tag=" + std::to_string(*n.comm_tag);
+  if (n.root) s += " root=" + std::to_string(*n.root);
   if (!n.pg_name.empty()) s += " pg_name=" + n.pg_name;
   s += " data_deps=[";
   for (size_t i = 0; i < n.data_deps.size(); ++i)

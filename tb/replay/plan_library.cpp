@@ -59,8 +59,13 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
   q.collective = choice.collective;
   q.algorithm = config_.*choice.algorithm;
   const char* setting = choice.setting;
+  if (node.root) q.root = static_cast<int>(*node.root);
+  // Everything the plan depends on: a barrier (one split) must not meet an all-reduce of the same
+  // size cut into chunks, nor a broadcast one with another root.
   const std::string key = std::string(to_string(q.collective)) + "/" + to_string(q.algorithm) +
-                          "/" + std::to_string(q.ranks) + "/" + std::to_string(q.bytes);
+                          "/" + std::to_string(q.ranks) + "/" + std::to_string(q.bytes) + "/" +
+                          std::to_string(q.splits) + "/" + std::to_string(q.active_chunks) + "/" +
+                          std::to_string(q.root);
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   Entry entry{nullptr, q.collective};
