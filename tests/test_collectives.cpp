@@ -11,7 +11,8 @@ using namespace wafersim::collectives;
 
 namespace {
 
-Plan plan(Collective c, Algorithm a, int n, uint64_t bytes, int splits = 1, int active = 1) {
+Plan plan(Collective c, Algorithm a, int n, uint64_t bytes, int splits = 1, int active = 1,
+          int root = 0) {
   CollectiveRequest q;
   q.collective = c;
   q.algorithm = a;
@@ -19,6 +20,7 @@ Plan plan(Collective c, Algorithm a, int n, uint64_t bytes, int splits = 1, int 
   q.bytes = bytes;
   q.splits = splits;
   q.active_chunks = active;
+  q.root = root;
   return build_plan(q);
 }
 
@@ -233,16 +235,9 @@ TEST(Symbolic, EveryBuiltInPlanComputesItsCollective) {
           for (uint64_t bytes : {4096ull * 3, 4099ull})
             for (int root : {0, n - 1}) {
               if ((c != Collective::Broadcast && c != Collective::Reduce) && root != 0) continue;
-              CollectiveRequest q;
-              q.collective = c;
-              q.algorithm = a;
-              q.ranks = n;
-              q.bytes = bytes;
-              q.splits = splits;
-              q.root = root;
               Plan p;
               try {
-                p = build_plan(q);
+                p = plan(c, a, n, bytes, splits, 1, root);
               } catch (const std::invalid_argument&) {
                 continue;  // the algorithm does not implement this kind or rank count
               }

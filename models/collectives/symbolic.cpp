@@ -1,6 +1,7 @@
 #include "models/collectives/symbolic.h"
 
 #include <deque>
+#include <string>
 #include <unordered_map>
 #include <vector>
 

@@ -96,7 +96,7 @@ std::unique_ptr<hw::Platform> build_platform(const PlatformSpec& spec,
 
 namespace {
 
-// The report's status line and exit code, from how the run ended.
+// The closing line on stderr and the exit code, from how the run ended.
 int finish_message(const RunInfo& info, double simulated_ns, std::ostream& err) {
   if (info.stop_code != 0) {
     err << "wafersim: "
