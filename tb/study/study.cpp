@@ -206,10 +206,14 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
   log << study.runs.size() << " runs, " << failed << " failed";
   if (not_run) log << ", " << not_run << " not run";
   log << "; table: " << out_dir << "/results.csv\n";
+  if (StopSignals::received()) {
+    // Runs the signal stopped are not failures of theirs.
+    err << "wafersim: study stopped by a signal; results.csv lists the runs done\n";
+    return StopSignals::exit_code();
+  }
   if (failed > 0)
     err << "wafersim: " << failed << " of " << study.runs.size()
         << " runs failed; their errors are in " << out_dir << "/results.csv\n";
-  if (StopSignals::received()) return StopSignals::exit_code();
   return failed > 0 ? kStudyFailures : kOk;
 }
 
