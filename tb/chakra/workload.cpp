@@ -157,7 +157,7 @@ Workload load_workload(const WorkloadOptions& o, bool validate_it) {
           w.groups_source = t.file + " (process_group:init)";
         }
   }
-  if (validate_it) validate(w);
+  if (validate_it) w.expected_stalls = validate(w);
   return w;
 }
 

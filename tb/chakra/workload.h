@@ -25,6 +25,9 @@ struct Workload {
   std::string groups_source;
   DependencyMode dependencies = DependencyMode::DataAndControl;
   std::vector<int> everyone;  // 0 .. ranks - 1
+  // What the check before the run found that will stall it (a SEND nobody receives, a collective
+  // a rank never joins), one sentence each: the stall report repeats them.
+  std::vector<std::string> expected_stalls;
 
   // The ranks of a communicator, in communicator order: every rank for pg_name "" or "0".
   const std::vector<int>& members(const std::string& pg_name) const;

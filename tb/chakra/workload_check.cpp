@@ -321,9 +321,13 @@ std::vector<WorkloadProblem> check_trace(const Trace& trace) {
   return out.take();
 }
 
-void validate(const Workload& w) {
-  for (const auto& p : check_workload(w, 1000))
+std::vector<std::string> validate(const Workload& w) {
+  std::vector<std::string> stalls;
+  for (const auto& p : check_workload(w, 1000)) {
     if (!p.stalls) throw p.error;
+    stalls.push_back(p.error.what());
+  }
+  return stalls;
 }
 
 }  // namespace wafersim::chakra

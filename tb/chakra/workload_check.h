@@ -23,8 +23,9 @@ struct WorkloadProblem {
 std::vector<WorkloadProblem> check_workload(const Workload& workload, size_t limit = 50);
 // The problems one trace shows on its own (no rank count, peers or communicators): for `inspect`.
 std::vector<WorkloadProblem> check_trace(const Trace& trace);
-// Throws the first problem that makes the workload invalid (those that only stall are left to the
-// run, which reports them with the state of every rank).
-void validate(const Workload& workload);
+// Throws the first problem that makes the workload invalid. Those that only stall are left to the
+// run, which reports them with the state of every rank; they are returned, one sentence each, so
+// that the stall report can add them.
+std::vector<std::string> validate(const Workload& workload);
 
 }  // namespace wafersim::chakra

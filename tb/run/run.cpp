@@ -180,7 +180,13 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
       // the workload did not do what it says.
       info.stall = info.finished ? replay.unclaimed_report()
                                  : replay.stall_report() + replay.unclaimed_report();
-      if (!info.stall.empty()) info.finished = false;
+      if (!info.stall.empty()) {
+        info.finished = false;
+        if (!workload.expected_stalls.empty()) {
+          info.stall += "the trace check before the run had found:\n";
+          for (const auto& why : workload.expected_stalls) info.stall += "  " + why + "\n";
+        }
+      }
     }
     nlohmann::json report = make_report(spec, *platform, replay, info);
     if (!o.out_dir.empty()) {
