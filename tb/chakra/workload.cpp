@@ -23,7 +23,7 @@ std::vector<uint64_t> Workload::dependencies_of(const TraceNode& node) const {
 }
 
 const std::vector<int>& Workload::members(const std::string& pg_name) const {
-  if (pg_name.empty() || pg_name == "0") return everyone;
+  if (is_everyone(pg_name)) return everyone;
   return groups.at(pg_name);
 }
 

@@ -19,6 +19,15 @@ struct WorkloadOptions {
   std::string comm_groups;       // JSON {"group": [ranks]}; empty = <dir>/workload.json if present
 };
 
+// Whether a pg_name means the communicator of every rank ("" or "0").
+inline bool is_everyone(const std::string& pg_name) {
+  return pg_name.empty() || pg_name == "0";
+}
+// The communicator's one name ("" and "0" are both "0"): collectives match across ranks by it.
+inline std::string communicator_name(const std::string& pg_name) {
+  return is_everyone(pg_name) ? "0" : pg_name;
+}
+
 struct Workload {
   std::vector<Trace> ranks;
   std::map<std::string, std::vector<int>> groups;  // pg_name -> ranks in communicator order

@@ -44,10 +44,6 @@ class Problems {
   std::vector<WorkloadProblem> list_;
 };
 
-bool all_ranks_group(const std::string& pg) {
-  return pg.empty() || pg == "0";
-}
-
 bool npu_work(const TraceNode& n) {
   return !n.is_cpu_op;  // host work: replayed as zero NPU time, its attributes are not used
 }
@@ -89,14 +85,15 @@ void check_node(const Workload* w, const Trace& t, const TraceNode& n, int rank,
         return fail(std::string("collective ") + to_string(kind) + " is not supported yet");
       if (kind != CollectiveKind::Barrier) size_ok();
       if (n.root && w) {
-        const int size = all_ranks_group(n.pg_name) || !w->groups.count(n.pg_name)
-                             ? ranks
-                             : static_cast<int>(w->groups.at(n.pg_name).size());
+        // An unknown group is reported below; its root is judged against every rank meanwhile.
+        const int size = is_everyone(n.pg_name) || w->groups.count(n.pg_name)
+                             ? static_cast<int>(w->members(n.pg_name).size())
+                             : ranks;
         if (*n.root < 0 || *n.root >= size)
           fail("root " + std::to_string(*n.root) + " is outside the communicator's positions 0.." +
                std::to_string(size - 1));
       }
-      if (w && !all_ranks_group(n.pg_name)) {
+      if (w && !is_everyone(n.pg_name)) {
         auto g = w->groups.find(n.pg_name);
         if (g == w->groups.end())
           return fail("pg_name '" + n.pg_name + "' names no communicator group" +
@@ -198,9 +195,9 @@ void check_collectives_agree(const Workload& w, Problems& out) {
   for (size_t r = 0; r < w.ranks.size(); ++r)
     for (const auto& n : w.ranks[r].nodes)
       if (well_formed_collective(n))
-        sequences[all_ranks_group(n.pg_name) ? "0" : n.pg_name][static_cast<int>(r)].push_back(&n);
+        sequences[communicator_name(n.pg_name)][static_cast<int>(r)].push_back(&n);
   for (auto& [group, per_rank] : sequences) {
-    if (!all_ranks_group(group) && !w.groups.count(group)) continue;  // reported per node
+    if (!is_everyone(group) && !w.groups.count(group)) continue;  // reported per node
     for (auto& [rank, list] : per_rank)
       std::sort(list.begin(), list.end(),
                 [](const TraceNode* a, const TraceNode* b) { return a->id < b->id; });

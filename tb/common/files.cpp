@@ -24,14 +24,24 @@ void check_input_file(const std::string& path, const std::string& item) {
     throw InputError(path, item, std::string("cannot read: ") + std::strerror(errno));
 }
 
-void check_writable(const std::string& path, const std::string& option) {
+namespace {
+
+// Creates the folder of an output file and refuses a folder in its place. Returns whether the file
+// is written in place: a device or a pipe (renaming over /dev/null would replace the device).
+bool prepare_output(const std::string& path, const std::string& option) {
   std::error_code ec;
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   if (ec) throw InputError(path, option, "cannot write here (" + ec.message() + ")");
   if (fs::is_directory(target, ec)) throw InputError(path, option, "is a folder, not a file");
-  // A device or a pipe is written in place (write_file_atomically): it only needs to open.
-  const bool in_place = fs::exists(target, ec) && !fs::is_regular_file(target, ec);
+  return fs::exists(target, ec) && !fs::is_regular_file(target, ec);
+}
+
+}  // namespace
+
+void check_writable(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  const bool in_place = prepare_output(path, option);
   const std::string probe = in_place ? path : path + ".partial";
   const bool writable = static_cast<bool>(std::ofstream(probe, std::ios::app));
   if (!in_place) fs::remove(probe, ec);
@@ -40,13 +50,8 @@ void check_writable(const std::string& path, const std::string& option) {
 
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write,
                            const std::string& option) {
-  const fs::path target(path);
   std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) throw InputError(path, option, "cannot create its folder: " + ec.message());
-  const bool in_place = fs::exists(target, ec) && !fs::is_regular_file(target, ec);
-  if (in_place && fs::is_directory(target, ec))
-    throw InputError(path, option, "is a folder, not a file");
+  const bool in_place = prepare_output(path, option);
   const std::string written = in_place ? path : path + ".partial";
   {
     std::ofstream f(written, std::ios::binary | std::ios::trunc);
@@ -58,7 +63,7 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     }
   }
   if (in_place) return;
-  fs::rename(written, target, ec);
+  fs::rename(written, path, ec);
   if (ec) {
     fs::remove(written, ec);
     throw InputError(path, option, "cannot write: " + ec.message());

@@ -156,7 +156,7 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
     std::map<std::string, uint32_t> seen;
     for (size_t i : order)
       if (nodes[i].kind == NodeKind::Collective && !nodes[i].is_cpu_op)
-        state->sequence[i] = seen[nodes[i].pg_name]++;
+        state->sequence[i] = seen[chakra::communicator_name(nodes[i].pg_name)]++;
     ranks_.push_back(std::move(state));
   }
   plans_.prepare(workload);
@@ -315,7 +315,7 @@ void Replay::issue(int rank, size_t i) {
       run->position =
           static_cast<int>(std::find(members->begin(), members->end(), rank) - members->begin());
       run->ops = &plan->of(run->position);
-      run->instance = instance_of(node.pg_name, r.sequence[i]);
+      run->instance = instance_of(chakra::communicator_name(node.pg_name), r.sequence[i]);
       const auto& ops = run->ops->ops;
       run->progress.resize(ops.size());
       for (uint32_t k = 0; k < ops.size(); ++k)
@@ -329,7 +329,7 @@ void Replay::issue(int rank, size_t i) {
         res.name = node.name;
         res.kind = to_string(kind);
         res.algorithm = plan->algorithm;
-        res.group = node.pg_name.empty() ? "0" : node.pg_name;
+        res.group = chakra::communicator_name(node.pg_name);
         res.ranks = static_cast<int>(members->size());
         res.bytes = node.comm_size.value_or(0);
         res.start = sc_core::sc_time_stamp();
@@ -527,7 +527,7 @@ std::string Replay::stall_report() const {
       out << "  in flight: node " << n.id << " '" << n.name << "' " << chakra::to_string(n.kind);
       if (n.kind == NodeKind::Collective) {
         out << " " << chakra::to_string(static_cast<CollectiveKind>(*n.comm_type)) << " group '"
-            << (n.pg_name.empty() ? "0" : n.pg_name) << "'";
+            << chakra::communicator_name(n.pg_name) << "'";
         auto it = r.running.find(i);
         if (it != r.running.end()) {
           const CollectiveRun& run = *it->second;
