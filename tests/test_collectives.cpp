@@ -279,16 +279,28 @@ TEST(Symbolic, BrokenPlansAreNamed) {
   Plan early = p;
   for (size_t k = 0; k < early.ranks[2].ops.size(); ++k)
     if (early.ranks[2].ops[k].kind == OpKind::Send) {
-      early.ranks[2].data[k].first = (early.ranks[2].data[k].first + 2) % 4;
+      early.ranks[2].data[k].src_first = (early.ranks[2].data[k].src_first + 2) % 4;
       break;
     }
   const std::string problem = check_plan(early, Collective::AllReduce);
   EXPECT_NE(problem.find("rank "), std::string::npos) << problem;
   EXPECT_NE(problem.find("block "), std::string::npos) << problem;
-  // A reduce-scatter is not an all-reduce.
+  // A reduce-scatter is not an all-reduce: its output is a quarter of the data.
   q.collective = Collective::ReduceScatter;
-  EXPECT_NE(check_plan(build_plan(q), Collective::AllReduce).find("promises the sum over all 4"),
+  EXPECT_NE(check_plan(build_plan(q), Collective::AllReduce).find("buffers of the same size"),
             std::string::npos);
+  // An all-gather plan that leaves a block behind.
+  q.collective = Collective::AllGather;
+  Plan short_gather = build_plan(q);
+  for (size_t k = short_gather.ranks[0].ops.size(); k-- > 0;)
+    if (short_gather.ranks[0].ops[k].kind == OpKind::Recv) {
+      short_gather.ranks[0].data[k].dst = Buffer::Scratch;
+      short_gather.scratch_blocks = 4;
+      break;
+    }
+  EXPECT_NE(check_plan(short_gather, Collective::AllGather).find("promises a part of rank"),
+            std::string::npos)
+      << check_plan(short_gather, Collective::AllGather);
   // A receive whose send never comes: the plan deadlocks, and the executor says where.
   Plan orphan = p;
   for (Op& op : orphan.ranks[3].ops)

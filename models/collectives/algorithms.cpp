@@ -20,6 +20,8 @@ const char* to_string(Collective c) {
       return "broadcast";
     case Collective::Reduce:
       return "reduce";
+    case Collective::Custom:
+      return "custom";
   }
   return "?";
 }
@@ -67,30 +69,36 @@ struct Blocks {
 };
 
 // Appends ops to one chunk of a plan, naming the blocks each moves; block j of the chunk holds
-// part(chunk_bytes, blocks_per_chunk, j) bytes, and an op's size is that of its blocks. Tags are
-// offset per chunk so chunks never cross-match. An op written without dependencies waits for its
-// rank's gate, when it has one (active chunks). Ranks the plan does not hold (all but position 0 of
-// a rotational plan) are skipped.
+// part(chunk_bytes, blocks_per_chunk, j) bytes, and an op's size is that of its blocks. The
+// algorithms work in one buffer holding the whole data (`work`: the input of reduce-scatter, the
+// output of the others). Tags are offset per chunk so chunks never cross-match. An op written
+// without dependencies waits for its rank's gate, when it has one (active chunks). Ranks the plan
+// does not hold (all but position 0 of a rotational plan) are skipped.
 class ChunkWriter {
  public:
-  ChunkWriter(Plan& plan, uint32_t chunk, uint64_t chunk_bytes, const std::vector<int64_t>& gates)
+  ChunkWriter(Plan& plan, uint32_t chunk, uint64_t chunk_bytes, Buffer work,
+              const std::vector<int64_t>& gates)
       : plan_(plan),
         chunk_(chunk),
         chunk_bytes_(chunk_bytes),
         blocks_(static_cast<int>(plan.blocks_per_chunk)),
         tag_base_(chunk << 16),
+        work_(work),
         gates_(gates) {}
 
-  uint32_t send(int rank, int peer, Blocks b, uint32_t step, std::vector<uint32_t> deps = {},
-                Buffer src = Buffer::Output) {
-    return add(rank, {OpKind::Send, peer, bytes(b), tag_base_ + step}, std::move(deps),
-               data(b, src, Buffer::Output, false));
+  uint32_t send(int rank, int peer, Blocks b, uint32_t step, std::vector<uint32_t> deps = {}) {
+    return send_from(work_, rank, peer, b, step, std::move(deps));
   }
-  // Receives into `b` of the output buffer, replacing it or, with `reduce`, combining into it.
+  uint32_t send_from(Buffer src, int rank, int peer, Blocks b, uint32_t step,
+                     std::vector<uint32_t> deps = {}) {
+    return add(rank, {OpKind::Send, peer, bytes(b), tag_base_ + step}, std::move(deps),
+               data(b, src, work_, false));
+  }
+  // Receives into `b` of the work buffer, replacing it or, with `reduce`, combining into it.
   uint32_t recv(int rank, int peer, Blocks b, uint32_t step, std::vector<uint32_t> deps = {},
                 bool reduce = false) {
     return add(rank, {OpKind::Recv, peer, bytes(b), tag_base_ + step}, std::move(deps),
-               data(b, Buffer::Output, Buffer::Output, reduce));
+               data(b, work_, work_, reduce));
   }
   // All-to-all's receive: data lands in block `b` of the output, but the message is sized as the
   // sender's block `sized_as` (the receiver's own index), so both ends agree on its bytes.
@@ -98,6 +106,12 @@ class ChunkWriter {
                       std::vector<uint32_t> deps = {}) {
     return add(rank, {OpKind::Recv, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
                data(b, Buffer::Output, Buffer::Output, false));
+  }
+  // A rank's own all-to-all block, from its input to its output. Timed as free, as ASTRA-sim and
+  // the analytical model do (the NPU's memory would time `bytes(b)`).
+  uint32_t copy_own(int rank, Blocks b, std::vector<uint32_t> deps = {}) {
+    return add(rank, {OpKind::Copy, -1, 0, 0}, std::move(deps),
+               data(b, Buffer::Input, Buffer::Output, false));
   }
   // The reduction engine's time for combining a received `b`.
   uint32_t reduce(int rank, Blocks b, std::vector<uint32_t> deps) {
@@ -121,8 +135,8 @@ class ChunkWriter {
     return base * static_cast<uint64_t>(b.count) + extras;
   }
   DataRef data(Blocks b, Buffer src, Buffer dst, bool reduce) const {
-    return {chunk_, static_cast<uint32_t>(b.first), static_cast<uint32_t>(b.count), src, dst,
-            reduce};
+    const auto first = static_cast<uint32_t>(b.first);
+    return {chunk_, first, first, static_cast<uint32_t>(b.count), src, dst, reduce};
   }
   uint32_t add(int rank, Op op, std::vector<uint32_t> deps, DataRef moved) {
     if (!holds(rank)) return 0;
@@ -134,6 +148,7 @@ class ChunkWriter {
   uint64_t chunk_bytes_;
   int blocks_;
   uint32_t tag_base_;
+  Buffer work_;
   const std::vector<int64_t>& gates_;
 };
 
@@ -347,19 +362,22 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
         case Algorithm::Ring:  // one peer at a time, at growing distance
           for (int i = 0; i < n && w.holds(i); ++i) {
             int64_t prev = -1, prev_recv = -1;
+            w.copy_own(i, block(i, n));
             for (int k = 1; k < n; ++k) {
-              prev = w.send(i, mod(i + k, n), block(i + k, n), k, after(prev), Buffer::Input);
+              prev = w.send_from(Buffer::Input, i, mod(i + k, n), block(i + k, n), k, after(prev));
               prev_recv =
                   w.recv_sized(i, mod(i - k, n), block(i - k, n), block(i, n), k, after(prev_recv));
             }
           }
           return;
         case Algorithm::Direct:
-          for (int i = 0; i < n; ++i)
+          for (int i = 0; i < n; ++i) {
+            w.copy_own(i, block(i, n));
             for (int k = 1; k < n; ++k) {
-              w.send(i, mod(i + k, n), block(i + k, n), 0, {}, Buffer::Input);
+              w.send_from(Buffer::Input, i, mod(i + k, n), block(i + k, n), 0);
               w.recv_sized(i, mod(i - k, n), block(i - k, n), block(i, n), 0);
             }
+          }
           return;
         default:
           throw unsupported();
@@ -402,6 +420,8 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
           throw unsupported();
       }
     }
+    case Collective::Custom:
+      break;
   }
   throw unsupported();
 }
@@ -433,6 +453,8 @@ bool rotational(const CollectiveRequest& q, int splits) {
 
 Plan build_plan(const CollectiveRequest& q) {
   if (q.ranks < 1) throw std::invalid_argument("a collective needs at least one rank");
+  if (q.collective == Collective::Custom)
+    throw std::invalid_argument("a custom collective has no built-in algorithm");
   if (q.bytes == 0) throw std::invalid_argument("a collective needs a size above 0 bytes");
   if (q.splits < 1) throw std::invalid_argument("dataset splits must be at least 1");
   if (q.active_chunks < 0) throw std::invalid_argument("active chunks must not be negative");
@@ -462,8 +484,13 @@ Plan build_plan(const CollectiveRequest& q) {
     plan.rotation = q.ranks;
   }
   plan.chunks = static_cast<uint32_t>(splits);
-  plan.blocks_per_chunk =
+  const uint32_t g =
       blocks_per_rank || q.collective == Collective::AllGather ? static_cast<uint32_t>(q.ranks) : 1;
+  plan.blocks_per_chunk = plan.input_blocks = plan.output_blocks = g;
+  if (q.collective == Collective::AllGather) plan.input_blocks = 1;
+  if (q.collective == Collective::ReduceScatter) plan.output_blocks = 1;
+  plan.in_place = q.collective != Collective::AllToAll;
+  const Buffer work = q.collective == Collective::ReduceScatter ? Buffer::Input : Buffer::Output;
   const int held = static_cast<int>(plan.ranks.size());
   std::vector<std::vector<uint32_t>> chunk_end(held);  // per rank: the Nop closing each chunk
   std::vector<int64_t> gates(q.ranks, -1);
@@ -479,7 +506,7 @@ Plan build_plan(const CollectiveRequest& q) {
     // All-gather's comm_size is each rank's input: the chunk holds every rank's part of it.
     const uint64_t chunk_bytes =
         part(q.bytes, splits, c) * (q.collective == Collective::AllGather ? q.ranks : 1);
-    ChunkWriter writer(plan, static_cast<uint32_t>(c), chunk_bytes, gates);
+    ChunkWriter writer(plan, static_cast<uint32_t>(c), chunk_bytes, work, gates);
     build_chunk(q, writer);
     for (int r = 0; r < held; ++r) {
       RankPlan& rp = plan.ranks[r];

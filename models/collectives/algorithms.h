@@ -8,7 +8,9 @@
 
 namespace wafersim::collectives {
 
-enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, Reduce };
+// Custom: an imported algorithm (MSCCL coll="custom") that promises nothing checkable beyond
+// running to its end.
+enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, Reduce, Custom };
 enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree };
 
 const char* to_string(Collective c);

@@ -15,8 +15,24 @@ const char* to_string(OpKind kind) {
       return "recv";
     case OpKind::Reduce:
       return "reduce";
+    case OpKind::Copy:
+      return "copy";
     case OpKind::Nop:
       return "nop";
+  }
+  return "?";
+}
+
+const char* to_string(Buffer buffer) {
+  switch (buffer) {
+    case Buffer::Input:
+      return "input";
+    case Buffer::Output:
+      return "output";
+    case Buffer::Scratch:
+      return "scratch";
+    case Buffer::Relay:
+      return "relay";
   }
   return "?";
 }

@@ -3,28 +3,39 @@
 // small dependency graph of sends, receives and reductions. Built-in algorithms, imported MSCCL XML
 // and Chakra collective graphs all produce this form, and the replay executes only this form.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace wafersim::collectives {
 
-enum class OpKind { Send, Recv, Reduce, Nop };
+// Send / Recv: a message to / from a peer; Reduce: the local engine combining data; Copy: a local
+// copy between buffers (timed by the NPU's memory); Nop: only joins dependencies.
+enum class OpKind { Send, Recv, Reduce, Copy, Nop };
 
 const char* to_string(OpKind kind);
 
-// The buffers of a rank (MSCCL's i, o and s). In-place collectives work in `Output` alone.
-enum class Buffer : uint8_t { Input, Output, Scratch };
+// The buffers of a rank (MSCCL's i, o and s), and a relay: the value a receive combined without
+// storing it, which a later send forwards (MSCCL's rrs).
+enum class Buffer : uint8_t { Input, Output, Scratch, Relay };
 
-// What an op moves, for executing a plan on values and checking it (models/collectives/symbolic):
-// the collective's data is cut into chunks (dataset splits) of `Plan::blocks_per_chunk` blocks, and
-// an op names `count` blocks of chunk `chunk`, from block `first` on, cyclically within the chunk:
-// (first + t) mod blocks_per_chunk. In a rotational plan, position p adds p to `first`. A Send
-// reads them from `src`; a Recv writes them into `dst`, or combines them into it when `reduce`
-// (MSCCL's rrc); a Reduce op is the local engine's time for that combining and moves nothing
-// itself. Kept beside the ops, not in them: the replay's hot path reads only Op.
+const char* to_string(Buffer buffer);
+
+// What an op moves, for executing a plan on values and checking it (models/collectives/symbolic).
+// The collective's data is cut into `Plan::chunks` chunks (dataset splits); per chunk a rank has
+// an input, an output and a scratch buffer of `Plan::*_blocks` blocks each. An op names `count`
+// blocks of chunk `chunk`: a Send reads them from `src` from block `src_first` on; a Recv writes
+// them into `dst` from `dst_first` on, or, with `reduce`, writes there the sum of what arrived and
+// the blocks of `src` from `src_first` (MSCCL's rrc; built-ins combine in place, src = dst); a
+// Copy copies src to dst; a Reduce op with blocks adds src into dst (MSCCL's re), without blocks
+// it is only the engine's time for a receive's combining. Block ranges are cyclic within their
+// buffer; in a rotational plan position p adds p to both firsts. A Recv into `Relay` keeps its
+// result for a Send whose src is `Relay` and whose `src_first` is that Recv's op index. Kept beside
+// the ops, not in them: the replay's hot path reads only Op.
 struct DataRef {
   uint32_t chunk = 0;
-  uint32_t first = 0;
+  uint32_t src_first = 0;
+  uint32_t dst_first = 0;
   uint32_t count = 0;
   Buffer src = Buffer::Output;
   Buffer dst = Buffer::Output;
@@ -77,14 +88,25 @@ struct RankPlan {
 
 struct Plan {
   std::string algorithm;
-  // The data's shape (DataRef): `chunks` chunks of `blocks_per_chunk` blocks each.
+  // The data's shape (DataRef): `chunks` chunks; per chunk the collective's data is
+  // `blocks_per_chunk` blocks, and each rank's buffers hold `input_blocks`, `output_blocks` and
+  // `scratch_blocks` blocks. Built-in plans: all-gather's input is one of the n output blocks,
+  // reduce-scatter's output one of the n input blocks, the others' buffers the whole data.
   uint32_t chunks = 1;
   uint32_t blocks_per_chunk = 1;
+  uint32_t input_blocks = 1, output_blocks = 1, scratch_blocks = 0;
+  // In place (MSCCL's inplace="1"): input and output are one memory. When one is smaller, rank r's
+  // small buffer is blocks [r x small, (r + 1) x small) of the large one (all-gather's input is its
+  // slot of the output, reduce-scatter's output its slot of the input).
+  bool in_place = true;
   // One plan per position in the communicator; or, when `rotation` is set, position 0's plan
   // alone, which every position p runs with its peers shifted by p. Ring algorithms on sizes that
   // divide evenly are rotational: a 1,024-rank all-reduce then holds one rank's ops, not 1,024.
   std::vector<RankPlan> ranks;
   int rotation = 0;  // communicator size of a rotational plan; 0 = one plan per position
+  // Where op `op` of position `p` came from, for messages about imported plans ("gpu 2 tb 1 step
+  // 3 (line 40)"); empty for built-in plans, whose ops are named by rank, index and tag.
+  std::function<std::string(int p, uint32_t op)> origin;
 
   int size() const { return rotation > 0 ? rotation : static_cast<int>(ranks.size()); }
   // The ops position `p` runs, and the position its op `op` exchanges with.

@@ -354,7 +354,9 @@ void Replay::issue(int rank, size_t i) {
 void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
   const collectives::Op& op = run.ops->ops[k];
   run.progress[k] = kOpIssued;
-  if (op.kind == collectives::OpKind::Nop) {
+  // A Nop only joins dependencies; a copy of nothing (built-in all-to-all's own block) is free.
+  if (op.kind == collectives::OpKind::Nop ||
+      (op.kind == collectives::OpKind::Copy && op.bytes == 0)) {
     plan_op_done(run, k);
     return;
   }
@@ -369,6 +371,9 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
       break;
     case collectives::OpKind::Recv:
       c->ext.kind = hw::CommandKind::Recv;
+      break;
+    case collectives::OpKind::Copy:  // through the NPU's memory
+      c->ext.kind = hw::CommandKind::Memory;
       break;
     default:
       c->ext.kind = hw::CommandKind::Reduce;

@@ -1,0 +1,232 @@
+#include "tb/collectives/msccl_xml.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <limits>
+#include <pugixml.hpp>
+#include <sstream>
+
+#include "models/common/error.h"
+#include "tb/common/files.h"
+
+namespace wafersim::tb {
+
+namespace msccl = collectives::msccl;
+
+namespace {
+
+// Line numbers of character offsets in the file's text.
+class Lines {
+ public:
+  explicit Lines(const std::string& text) {
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n') ends_.push_back(i);
+  }
+  int of(ptrdiff_t offset) const {
+    if (offset < 0) return 0;
+    return static_cast<int>(
+               std::lower_bound(ends_.begin(), ends_.end(), static_cast<size_t>(offset)) -
+               ends_.begin()) +
+           1;
+  }
+
+ private:
+  std::vector<size_t> ends_;
+};
+
+class Reader {
+ public:
+  Reader(std::string path, const Lines& lines) : path_(std::move(path)), lines_(lines) {}
+
+  msccl::Algorithm algo(const pugi::xml_node& e) {
+    msccl::Algorithm a;
+    a.line = line(e);
+    const std::string where = item(e);
+    a.name = e.attribute("name").as_string();
+    a.proto = e.attribute("proto") ? e.attribute("proto").as_string() : "Simple";
+    a.coll = text(e, "coll", where);
+    a.ngpus = static_cast<int>(number(e, "ngpus", where, 1, 1 << 20));
+    a.nchannels = static_cast<int>(number(e, "nchannels", where, 1, 1 << 20, 1));
+    a.nchunksperloop = number(e, "nchunksperloop", where, 1, int64_t{1} << 40);
+    a.inplace = number(e, "inplace", where, 0, 1, 0) == 1;
+    for (const pugi::xml_node& g : e.children()) {
+      expect(g, "gpu", where);
+      a.gpus.push_back(gpu(g));
+    }
+    return a;
+  }
+
+ private:
+  msccl::Gpu gpu(const pugi::xml_node& e) {
+    msccl::Gpu g;
+    g.line = line(e);
+    const std::string where = item(e);
+    g.id = static_cast<int>(number(e, "id", where, 0, 1 << 20));
+    g.i_chunks = number(e, "i_chunks", where, 0, int64_t{1} << 40, 0);
+    g.o_chunks = number(e, "o_chunks", where, 0, int64_t{1} << 40, 0);
+    g.s_chunks = number(e, "s_chunks", where, 0, int64_t{1} << 40, 0);
+    for (const pugi::xml_node& t : e.children()) {
+      expect(t, "tb", where);
+      g.tbs.push_back(tb(t));
+    }
+    return g;
+  }
+
+  msccl::ThreadBlock tb(const pugi::xml_node& e) {
+    msccl::ThreadBlock t;
+    t.line = line(e);
+    const std::string where = item(e);
+    t.id = static_cast<int>(number(e, "id", where, 0, 1 << 20));
+    t.send = static_cast<int>(number(e, "send", where, -1, 1 << 20, -1));
+    t.recv = static_cast<int>(number(e, "recv", where, -1, 1 << 20, -1));
+    t.chan = static_cast<int>(number(e, "chan", where, 0, 1 << 20, 0));
+    for (const pugi::xml_node& s : e.children()) {
+      expect(s, "step", where);
+      t.steps.push_back(step(s));
+    }
+    return t;
+  }
+
+  msccl::Step step(const pugi::xml_node& e) {
+    msccl::Step s;
+    s.line = line(e);
+    const std::string where = item(e);
+    s.s = static_cast<int>(number(e, "s", where, 0, 1 << 30));
+    s.type = text(e, "type", where);
+    s.srcbuf = buffer(e, "srcbuf", where);
+    s.dstbuf = buffer(e, "dstbuf", where);
+    s.srcoff = number(e, "srcoff", where, -1, int64_t{1} << 40, 0);
+    s.dstoff = number(e, "dstoff", where, -1, int64_t{1} << 40, 0);
+    s.cnt = number(e, "cnt", where, 0, int64_t{1} << 40, s.type == "nop" ? 0 : -2);
+    s.depid = static_cast<int>(number(e, "depid", where, -1, 1 << 20, -1));
+    s.deps = static_cast<int>(number(e, "deps", where, -1, 1 << 30, -1));
+    s.hasdep = number(e, "hasdep", where, 0, 1, 0) == 1;
+    return s;
+  }
+
+  int line(const pugi::xml_node& e) const { return lines_.of(e.offset_debug()); }
+  std::string item(const pugi::xml_node& e) const {
+    std::string text = std::string("<") + e.name();
+    for (const char* key : {"id", "s", "name"})
+      if (e.attribute(key))
+        text += std::string(" ") + key + "=\"" + e.attribute(key).value() + "\"";
+    return text + "> (line " + std::to_string(line(e)) + ")";
+  }
+  void expect(const pugi::xml_node& e, const char* name, const std::string& parent) const {
+    if (e.type() == pugi::node_element && std::string(e.name()) == name) return;
+    if (e.type() == pugi::node_comment) return;
+    throw InputError(path_, parent,
+                     std::string("holds ") +
+                         (e.type() == pugi::node_element ? "<" + std::string(e.name()) + ">"
+                                                         : std::string("text")) +
+                         " (line " + std::to_string(line(e)) + ") where only <" + name +
+                         "> elements belong");
+  }
+  std::string text(const pugi::xml_node& e, const char* key, const std::string& where) const {
+    const pugi::xml_attribute a = e.attribute(key);
+    if (!a) throw InputError(path_, where, std::string("has no '") + key + "' attribute");
+    return a.value();
+  }
+  char buffer(const pugi::xml_node& e, const char* key, const std::string& where) const {
+    const pugi::xml_attribute a = e.attribute(key);
+    if (!a) return 'i';
+    const std::string v = a.value();
+    if (v == "i" || v == "o" || v == "s") return v[0];
+    throw InputError(path_, where, std::string(key) + " is '" + v + "', expected i, o or s");
+  }
+  // An integer attribute in [low, high]; `fallback` when absent (-2: required).
+  int64_t number(const pugi::xml_node& e, const char* key, const std::string& where, int64_t low,
+                 int64_t high, int64_t fallback = -2) const {
+    const pugi::xml_attribute a = e.attribute(key);
+    if (!a) {
+      if (fallback != -2) return fallback;
+      throw InputError(path_, where, std::string("has no '") + key + "' attribute");
+    }
+    const std::string v = a.value();
+    int64_t value = 0;
+    auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), value);
+    if (error != std::errc() || end != v.data() + v.size() || v.empty())
+      throw InputError(path_, where, std::string(key) + " is '" + v + "', expected a whole number");
+    if (value < low || value > high)
+      throw InputError(path_, where,
+                       std::string(key) + " is " + v + ", outside " + std::to_string(low) + ".." +
+                           std::to_string(high));
+    return value;
+  }
+
+  const std::string path_;
+  const Lines& lines_;
+};
+
+}  // namespace
+
+std::vector<msccl::Algorithm> read_msccl_xml(const std::string& path) {
+  check_input_file(path, "MSCCL XML");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  const Lines lines(text);
+  pugi::xml_document doc;
+  const pugi::xml_parse_result parsed =
+      doc.load_buffer(text.data(), text.size(), pugi::parse_default, pugi::encoding_utf8);
+  if (!parsed)
+    throw InputError(path, "line " + std::to_string(lines.of(parsed.offset)),
+                     std::string("not valid XML: ") + parsed.description());
+  Reader reader(path, lines);
+  std::vector<msccl::Algorithm> algos;
+  for (const pugi::xml_node& e : doc.children()) {
+    if (e.type() != pugi::node_element) continue;
+    if (std::string(e.name()) != "algo")
+      throw InputError(path, "line " + std::to_string(lines.of(e.offset_debug())),
+                       "<" + std::string(e.name()) + "> where an <algo> element belongs");
+    algos.push_back(reader.algo(e));
+  }
+  if (algos.empty()) throw InputError(path, "", "holds no <algo> element");
+  return algos;
+}
+
+std::string msccl_xml_text(const msccl::Algorithm& a) {
+  pugi::xml_document doc;
+  pugi::xml_node algo = doc.append_child("algo");
+  algo.append_attribute("name") = a.name.c_str();
+  algo.append_attribute("proto") = a.proto.c_str();
+  algo.append_attribute("nchannels") = a.nchannels;
+  algo.append_attribute("nchunksperloop") = static_cast<long long>(a.nchunksperloop);
+  algo.append_attribute("ngpus") = a.ngpus;
+  algo.append_attribute("coll") = a.coll.c_str();
+  algo.append_attribute("inplace") = a.inplace ? 1 : 0;
+  for (const msccl::Gpu& g : a.gpus) {
+    pugi::xml_node gpu = algo.append_child("gpu");
+    gpu.append_attribute("id") = g.id;
+    gpu.append_attribute("i_chunks") = static_cast<long long>(g.i_chunks);
+    gpu.append_attribute("o_chunks") = static_cast<long long>(g.o_chunks);
+    gpu.append_attribute("s_chunks") = static_cast<long long>(g.s_chunks);
+    for (const msccl::ThreadBlock& t : g.tbs) {
+      pugi::xml_node tb = gpu.append_child("tb");
+      tb.append_attribute("id") = t.id;
+      tb.append_attribute("send") = t.send;
+      tb.append_attribute("recv") = t.recv;
+      tb.append_attribute("chan") = t.chan;
+      for (const msccl::Step& s : t.steps) {
+        pugi::xml_node step = tb.append_child("step");
+        step.append_attribute("s") = s.s;
+        step.append_attribute("type") = s.type.c_str();
+        step.append_attribute("srcbuf") = std::string(1, s.srcbuf).c_str();
+        step.append_attribute("srcoff") = static_cast<long long>(s.srcoff);
+        step.append_attribute("dstbuf") = std::string(1, s.dstbuf).c_str();
+        step.append_attribute("dstoff") = static_cast<long long>(s.dstoff);
+        step.append_attribute("cnt") = static_cast<long long>(s.cnt);
+        step.append_attribute("depid") = s.depid;
+        step.append_attribute("deps") = s.deps;
+        step.append_attribute("hasdep") = s.hasdep ? 1 : 0;
+      }
+    }
+  }
+  std::ostringstream out;
+  doc.save(out, "  ", pugi::format_default | pugi::format_no_declaration);
+  return out.str();
+}
+
+}  // namespace wafersim::tb
