@@ -17,6 +17,8 @@ const char* to_string(OpKind kind) {
       return "reduce";
     case OpKind::Copy:
       return "copy";
+    case OpKind::Compute:
+      return "compute";
     case OpKind::Nop:
       return "nop";
   }

@@ -10,8 +10,10 @@
 namespace wafersim::collectives {
 
 // Send / Recv: a message to / from a peer; Reduce: the local engine combining data; Copy: a local
-// copy between buffers (timed by the NPU's memory); Nop: only joins dependencies.
-enum class OpKind { Send, Recv, Reduce, Copy, Nop };
+// copy between buffers (timed by the NPU's memory); Compute: local work of a fixed duration (a COMP
+// node of an imported Chakra collective graph; `Op::bytes` holds picoseconds); Nop: only joins
+// dependencies.
+enum class OpKind { Send, Recv, Reduce, Copy, Compute, Nop };
 
 const char* to_string(OpKind kind);
 
@@ -45,7 +47,7 @@ struct DataRef {
 struct Op {
   OpKind kind = OpKind::Nop;
   int peer = -1;       // Send: destination, Recv: source; a position in the communicator
-  uint64_t bytes = 0;  // Send / Recv: message size; Reduce: bytes combined
+  uint64_t bytes = 0;  // Send / Recv: message size; Reduce: bytes combined; Compute: picoseconds
   uint32_t tag = 0;    // a Send and its Recv carry the same (sender, receiver, tag)
   // Where this op's dependencies sit in RankPlan::dep_list (kept flat: plans of 1,000 ranks hold
   // millions of ops, so no allocation per op).

@@ -56,11 +56,18 @@ struct TraceNode {
   int64_t comm_priority = 0;
   std::string pg_name;
   std::string inputs_values;  // free-form; PyTorch captures keep process groups here
+  // A collective-graph node written by wafersim: what it moves (collectives::DataRef as chunk,
+  // src buffer, src first, dst buffer, dst first, count, reduce), in the attribute wafersim_data.
+  std::vector<int64_t> data_ref;
 };
 
 struct Trace {
   std::string file;
   std::string version;
+  // A collective graph written by wafersim: its plan's data shape (GlobalMetadata attribute
+  // wafersim_plan: collective, chunks, blocks per chunk, input, output and scratch blocks, in
+  // place).
+  std::vector<int64_t> plan_shape;
   std::vector<TraceNode> nodes;
 };
 

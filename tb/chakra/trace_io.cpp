@@ -187,6 +187,10 @@ TraceNode convert(const std::string& file, const pb::Node& n) {
       t.comm_priority = integer(file, n, a);
     } else if (name == "pg_name") {
       t.pg_name = string_value(a);
+    } else if (name == "wafersim_data") {
+      if (a.value_case() != pb::AttributeProto::kInt64List)
+        throw InputError(file, attribute_item(n, a), "expected a list of 64-bit integers");
+      t.data_ref.assign(a.int64_list().values().begin(), a.int64_list().values().end());
     }
   }
   return t;
@@ -293,8 +297,11 @@ Trace read_trace(const std::string& path) {
   if (!reader.read(&meta, "global metadata"))
     throw InputError(path, "global metadata", "empty file: no GlobalMetadata message");
   trace.version = meta.version();
-  for (const auto& a : meta.attr())
+  for (const auto& a : meta.attr()) {
     if (a.name() == "schema" && trace.version.empty()) trace.version = string_value(a);
+    if (a.name() == "wafersim_plan" && a.value_case() == pb::AttributeProto::kInt64List)
+      trace.plan_shape.assign(a.int64_list().values().begin(), a.int64_list().values().end());
+  }
 
   pb::Node node;
   for (size_t index = 0;; ++index) {
@@ -340,6 +347,11 @@ void write_trace(const std::string& path, const Trace& trace) {
     io::OstreamOutputStream raw(&file);
     pb::GlobalMetadata meta;
     meta.set_version(trace.version.empty() ? "1.0.0" : trace.version);
+    if (!trace.plan_shape.empty()) {
+      auto* a = meta.add_attr();
+      a->set_name("wafersim_plan");
+      for (int64_t v : trace.plan_shape) a->mutable_int64_list()->add_values(v);
+    }
     write_delimited(&raw, meta);
     for (const TraceNode& t : trace.nodes) {
       pb::Node n;
@@ -366,6 +378,11 @@ void write_trace(const std::string& path, const Trace& trace) {
         auto* a = n.add_attr();
         a->set_name("pg_name");
         a->set_string_val(t.pg_name);
+      }
+      if (!t.data_ref.empty()) {
+        auto* a = n.add_attr();
+        a->set_name("wafersim_data");
+        for (int64_t v : t.data_ref) a->mutable_int64_list()->add_values(v);
       }
       write_delimited(&raw, n);
     }

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -14,6 +15,8 @@
 #include "tb/config/yaml_file.h"
 
 namespace wafersim::tb {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -109,7 +112,7 @@ void read_system(PlatformSpec& spec, const std::string& file) {
       throw InputError(file, item(key), "expected a number from 0.001 to 1e9, got " + shown(v));
     return v.get<double>();
   };
-  auto algorithm = [&](const std::string& key, collectives::Algorithm& out) {
+  auto algorithm = [&](const std::string& key, Implementation& out) {
     const auto& v = j.at(key);
     if (!v.is_array() || v.empty() || !v[0].is_string())
       throw InputError(file, item(key), "expected a list of algorithm names, one per dimension");
@@ -121,6 +124,26 @@ void read_system(PlatformSpec& spec, const std::string& file) {
     } catch (const std::exception& e) {
       throw InputError(file, item(key), e.what());
     }
+  };
+  // "<collective>-implementation-custom": [PATH], an MSCCL XML file (.xml) or the prefix of a
+  // Chakra collective graph, one entry per dimension.
+  auto custom = [&](const std::string& key, const nlohmann::json& v) {
+    static const std::map<std::string, Implementation CollectiveConfig::*> slots = {
+        {"all-reduce-implementation-custom", &CollectiveConfig::all_reduce},
+        {"all-gather-implementation-custom", &CollectiveConfig::all_gather},
+        {"reduce-scatter-implementation-custom", &CollectiveConfig::reduce_scatter},
+        {"all-to-all-implementation-custom", &CollectiveConfig::all_to_all}};
+    auto slot = slots.find(key);
+    if (slot == slots.end()) throw InputError(file, item(key), "unknown ASTRA-sim system key");
+    if (!v.is_array() || v.empty() || !v[0].is_string() || v[0].get<std::string>().empty())
+      throw InputError(file, item(key), "expected a list of paths, one per dimension");
+    if (v.size() != 1)
+      throw InputError(file, item(key),
+                       "one entry per dimension: only one dimension is supported yet");
+    const std::string path = v[0].get<std::string>();
+    const bool xml = path.size() > 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
+    spec.collectives.*(slot->second) =
+        implementation_from_string((xml ? "msccl:" : "chakra:") + path);
   };
   for (const auto& [key, value] : j.items()) {
     if (key == "scheduling-policy") {
@@ -141,9 +164,7 @@ void read_system(PlatformSpec& spec, const std::string& file) {
     } else if (key == "all-to-all-implementation") {
       algorithm(key, spec.collectives.all_to_all);
     } else if (key.size() > 7 && key.compare(key.size() - 7, 7, "-custom") == 0) {
-      throw InputError(
-          file, item(key),
-          "custom collectives (MSCCL XML / Chakra collective graphs) are not supported yet");
+      custom(key, value);
     } else if (key == "local-mem-bw") {
       spec.npu.hbm_bandwidth_gbps = spec.npu.reduce_bandwidth_gbps = positive(key);
     } else if (key == "peak-perf") {
@@ -181,6 +202,15 @@ PlatformSpec load_astra_platform(const std::string& network_yml, const std::stri
   spec.npu.hbm_bandwidth_gbps = spec.npu.reduce_bandwidth_gbps = 1600;
   read_network(spec, network_yml);
   read_system(spec, system_json);
+  // ASTRA-sim opens custom collectives from the current directory; system files copied with their
+  // data name them from a folder above their own, so those are tried next.
+  std::vector<std::string> bases{"."};
+  for (fs::path dir = fs::path(system_json).parent_path(); bases.size() < 6;
+       dir = dir.parent_path()) {
+    bases.push_back(dir.empty() ? "." : dir.string());
+    if (dir.empty() || dir == dir.parent_path()) break;
+  }
+  resolve_implementation_paths(spec.collectives, bases);
   // Buffer = twice the bandwidth-delay product of a link plus two packets, in flits.
   double bytes_per_ns = spec.network.link_bandwidth_gbps;
   double bdp = 2 * spec.network.link_latency_ns * bytes_per_ns + 2.0 * spec.fabric.packet_bytes;

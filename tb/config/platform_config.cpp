@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -13,6 +14,8 @@
 #include "tb/config/yaml_file.h"
 
 namespace wafersim::tb {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -76,9 +79,9 @@ Setter choice(E PlatformSpec::*field, std::vector<std::pair<std::string, E>> nam
   };
 }
 
-Setter algorithm(collectives::Algorithm CollectiveConfig::*field) {
+Setter algorithm(Implementation CollectiveConfig::*field) {
   return [field](PlatformSpec& s, const std::string& v) {
-    s.collectives.*field = collectives::algorithm_from_string(v);
+    s.collectives.*field = implementation_from_string(v);
   };
 }
 
@@ -169,6 +172,65 @@ void apply_overrides(PlatformSpec& spec, const std::vector<std::string>& overrid
   }
 }
 
+Implementation implementation_from_string(const std::string& text) {
+  Implementation impl;
+  for (auto [prefix, source] : {std::pair{"msccl:", Implementation::Source::Msccl},
+                                std::pair{"chakra:", Implementation::Source::Chakra}})
+    if (text.rfind(prefix, 0) == 0) {
+      impl.source = source;
+      impl.path = text.substr(std::string(prefix).size());
+      if (impl.path.empty())
+        throw std::invalid_argument(std::string("'") + prefix + "' needs a path after it");
+      return impl;
+    }
+  try {
+    impl.algorithm = collectives::algorithm_from_string(text);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("unknown collective algorithm '" + text +
+                                "' (expected ring, direct, halving_doubling, double_binary_tree, "
+                                "msccl:FILE or chakra:PREFIX)");
+  }
+  return impl;
+}
+
+std::string Implementation::name() const {
+  switch (source) {
+    case Source::Msccl:
+      return "msccl:" + path;
+    case Source::Chakra:
+      return "chakra:" + path;
+    case Source::BuiltIn:
+      break;
+  }
+  return collectives::to_string(algorithm);
+}
+
+void resolve_implementation_paths(CollectiveConfig& c, const std::vector<std::string>& bases) {
+  for (Implementation* impl :
+       {&c.all_reduce, &c.all_gather, &c.reduce_scatter, &c.all_to_all, &c.broadcast, &c.reduce}) {
+    if (impl->source == Implementation::Source::BuiltIn || impl->path.empty() ||
+        fs::path(impl->path).is_absolute() || bases.empty())
+      continue;
+    // The file an implementation names: the XML (without its #N) or the graph's rank 0.
+    auto exists = [&](const fs::path& base) {
+      std::error_code ec;
+      std::string path = (base / impl->path).string();
+      if (impl->source == Implementation::Source::Msccl)
+        return fs::exists(
+            path.substr(0, path.rfind('#') == std::string::npos ? path.size() : path.rfind('#')),
+            ec);
+      return fs::exists(path + ".0.et", ec) || fs::exists(path + ".0.et.gz", ec);
+    };
+    std::string chosen = (fs::path(bases.front()) / impl->path).lexically_normal().string();
+    for (const std::string& base : bases)
+      if (exists(base)) {
+        chosen = (fs::path(base) / impl->path).lexically_normal().string();
+        break;
+      }
+    impl->path = chosen;
+  }
+}
+
 PlatformSpec load_platform(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_yaml(path);
   if (!root.IsMap()) throw InputError(path, "", "expected a YAML mapping at the top level");
@@ -192,6 +254,9 @@ PlatformSpec load_platform(const std::string& path, const std::vector<std::strin
       set_key(spec, path, key, entry.second.Scalar());
     }
   }
+  // A file the platform names is found from the platform's folder; one given with --set, from the
+  // current directory.
+  resolve_implementation_paths(spec.collectives, {fs::path(path).parent_path().string()});
   apply_overrides(spec, overrides);
   check_platform(spec);
   if (spec.name.empty()) spec.name = path;

@@ -11,13 +11,32 @@
 
 namespace wafersim::tb {
 
+// How one kind of collective runs: a built-in algorithm, or an algorithm read from a file.
+struct Implementation {
+  enum class Source { BuiltIn, Msccl, Chakra };
+  Source source = Source::BuiltIn;
+  collectives::Algorithm algorithm = collectives::Algorithm::Ring;
+  // Msccl: the XML file, with `#N` for its N-th <algo> (from 1) when it holds several;
+  // Chakra: the collective graph's prefix (files <path>.<rank>.et).
+  std::string path;
+
+  Implementation() = default;
+  Implementation(collectives::Algorithm a) : algorithm(a) {}  // NOLINT: a built-in is the default
+  // "ring", "msccl:FILE", "chakra:PREFIX".
+  std::string name() const;
+};
+
+// Parses a built-in algorithm name (collectives::algorithm_from_string), `msccl:FILE` or
+// `chakra:PREFIX`. Throws std::invalid_argument.
+Implementation implementation_from_string(const std::string& text);
+
 struct CollectiveConfig {
-  collectives::Algorithm all_reduce = collectives::Algorithm::Ring;
-  collectives::Algorithm all_gather = collectives::Algorithm::Ring;
-  collectives::Algorithm reduce_scatter = collectives::Algorithm::Ring;
-  collectives::Algorithm all_to_all = collectives::Algorithm::Direct;
-  collectives::Algorithm broadcast = collectives::Algorithm::Ring;
-  collectives::Algorithm reduce = collectives::Algorithm::Ring;
+  Implementation all_reduce = collectives::Algorithm::Ring;
+  Implementation all_gather = collectives::Algorithm::Ring;
+  Implementation reduce_scatter = collectives::Algorithm::Ring;
+  Implementation all_to_all = collectives::Algorithm::Direct;
+  Implementation broadcast = collectives::Algorithm::Ring;
+  Implementation reduce = collectives::Algorithm::Ring;
   int dataset_splits = 1;
   int active_chunks = 1;
   // Plans up to this many ops (over all ranks) are run by the symbolic executor before the
@@ -56,6 +75,11 @@ PlatformSpec load_astra_platform(const std::string& network_yml, const std::stri
 // Checks what no single key can: a mesh's size, packets against flits and buffers. Throws
 // InputError naming the keys. The loaders call it after the overrides.
 void check_platform(const PlatformSpec& spec);
+
+// Makes the relative paths of imported implementations absolute-or-joined: each is taken from the
+// first of `bases` (folders) where its file exists, else from the first base.
+void resolve_implementation_paths(CollectiveConfig& collectives,
+                                  const std::vector<std::string>& bases);
 // Applies `section.key=value` overrides to an already loaded spec.
 void apply_overrides(PlatformSpec& spec, const std::vector<std::string>& overrides);
 

@@ -2,6 +2,7 @@
 
 #include "models/collectives/symbolic.h"
 #include "models/common/error.h"
+#include "tb/collectives/msccl_xml.h"
 
 namespace wafersim::tb {
 
@@ -21,7 +22,7 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
   // Which algorithm setting serves each Chakra collective.
   struct Choice {
     Collective collective;
-    collectives::Algorithm CollectiveConfig::*algorithm;
+    Implementation CollectiveConfig::*algorithm;
     const char* setting;
   };
   Choice choice;
@@ -57,13 +58,15 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
                            " is not supported");
   }
   q.collective = choice.collective;
-  q.algorithm = config_.*choice.algorithm;
+  const Implementation& impl = config_.*choice.algorithm;
+  q.algorithm = impl.algorithm;
   const char* setting = choice.setting;
   if (node.root) q.root = static_cast<int>(*node.root);
   // Everything the plan depends on: a barrier (one split) must not meet an all-reduce of the same
-  // size cut into chunks, nor a broadcast one with another root.
-  const std::string key = std::string(to_string(q.collective)) + "/" + to_string(q.algorithm) +
-                          "/" + std::to_string(q.ranks) + "/" + std::to_string(q.bytes) + "/" +
+  // size cut into chunks, nor a broadcast one with another root. (Imported files are read once per
+  // run, so their name stands for their content.)
+  const std::string key = std::string(to_string(q.collective)) + "/" + impl.name() + "/" +
+                          std::to_string(q.ranks) + "/" + std::to_string(q.bytes) + "/" +
                           std::to_string(q.splits) + "/" + std::to_string(q.active_chunks) + "/" +
                           std::to_string(q.root);
   auto it = plans_.find(key);
@@ -72,8 +75,15 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
   const std::string item = "node " + std::to_string(node.id) + " ('" + node.name + "')";
   const std::string what =
       std::string(to_string(q.collective)) + " over " + std::to_string(q.ranks) + " ranks";
+  bool data_known = true;
   try {
-    entry.plan = std::make_shared<const collectives::Plan>(collectives::build_plan(q));
+    if (impl.source == Implementation::Source::BuiltIn) {
+      entry.plan = std::make_shared<const collectives::Plan>(collectives::build_plan(q));
+    } else {
+      auto [plan, known] = imported(impl, q.collective, q.ranks, q.bytes);
+      entry.plan = std::make_shared<const collectives::Plan>(std::move(plan));
+      data_known = known;
+    }
   } catch (const std::invalid_argument& e) {
     throw InputError(file, item, what + ": " + e.what() + " (" + setting + " in " + source_ + ")");
   }
@@ -82,13 +92,69 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
   for (const auto& rank : entry.plan->ranks) ops += rank.ops.size();
   if (entry.plan->rotation > 0) ops *= static_cast<size_t>(entry.plan->rotation);
   if (static_cast<double>(ops) <= config_.verify_max_ops) {
-    const std::string problem = collectives::check_plan(*entry.plan, q.collective, q.root);
+    const std::string problem = collectives::check_plan(
+        *entry.plan, data_known ? q.collective : Collective::Custom, q.root);
     if (!problem.empty())
       throw InputError(file, item,
-                       what + ": the " + entry.plan->algorithm + " plan is wrong: " + problem);
+                       what + ": the " + entry.plan->algorithm + " plan is wrong: " + problem +
+                           " (" + setting + " = " + impl.name() + ")");
   }
   plans_.emplace(key, entry);
   return entry;
+}
+
+std::pair<collectives::Plan, bool> PlanLibrary::imported(const Implementation& impl,
+                                                         Collective kind, int ranks,
+                                                         uint64_t bytes) {
+  namespace msccl = collectives::msccl;
+  if (impl.source == Implementation::Source::Chakra) {
+    auto found = chakra_graphs_.find(impl.path);
+    if (found == chakra_graphs_.end())
+      found = chakra_graphs_.emplace(impl.path, read_chakra_collective(impl.path)).first;
+    const ChakraCollective& graph = found->second;
+    if (graph.plan.size() != ranks)
+      throw std::invalid_argument("the Chakra collective graph " + impl.path + " has " +
+                                  std::to_string(graph.plan.size()) + " ranks");
+    if (graph.data_known && graph.collective != kind && graph.collective != Collective::Custom)
+      throw std::invalid_argument("the Chakra collective graph " + impl.path + " computes " +
+                                  to_string(graph.collective));
+    // The graph's sizes are its own (FORMATS.md): the workload's comm_size does not rescale it.
+    return {graph.plan, graph.data_known};
+  }
+  // MSCCL XML: FILE or FILE#N.
+  std::string path = impl.path;
+  size_t pick = 0;
+  const size_t hash = path.rfind('#');
+  if (hash != std::string::npos) {
+    const std::string index = path.substr(hash + 1);
+    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos ||
+        index.size() > 6 || std::stoul(index) == 0)
+      throw std::invalid_argument("'#" + index + "' after " + path.substr(0, hash) +
+                                  " must be an <algo> number from 1");
+    pick = std::stoul(index) - 1;
+    path = path.substr(0, hash);
+  }
+  auto found = msccl_files_.find(path);
+  if (found == msccl_files_.end()) found = msccl_files_.emplace(path, read_msccl_xml(path)).first;
+  const auto& algos = found->second;
+  if (hash == std::string::npos && algos.size() > 1)
+    throw std::invalid_argument(path + " holds " + std::to_string(algos.size()) +
+                                " <algo> elements: name one as msccl:" + path + "#1 to #" +
+                                std::to_string(algos.size()));
+  if (pick >= algos.size())
+    throw std::invalid_argument(path + " holds " + std::to_string(algos.size()) +
+                                " <algo> elements, not " + std::to_string(pick + 1));
+  const msccl::Algorithm& algo = algos[pick];
+  const Collective coll = msccl::collective_of(algo.coll);
+  if (coll != kind && coll != Collective::Custom)
+    throw std::invalid_argument(path + " implements " + algo.coll + ", not " + to_string(kind));
+  if (algo.ngpus != ranks)
+    throw std::invalid_argument(path + " is written for " + std::to_string(algo.ngpus) + " gpus");
+  try {
+    return {msccl::to_plan(algo, bytes), true};
+  } catch (const std::invalid_argument& e) {
+    throw InputError(path, "", e.what());
+  }
 }
 
 void PlanLibrary::prepare(const chakra::Workload& workload) {

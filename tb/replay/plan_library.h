@@ -1,6 +1,7 @@
 #pragma once
-// The plans of a workload's collectives: one per distinct (collective, algorithm, ranks, bytes),
-// built from the platform's `collectives` section and shared by every rank and every repetition.
+// The plans of a workload's collectives: one per distinct (collective, implementation, ranks,
+// bytes, splits, root), built from the platform's `collectives` section (a built-in algorithm, an
+// MSCCL XML file or a Chakra collective graph) and shared by every rank and every repetition.
 // `prepare` builds them all before the simulation starts, so a collective the configured algorithm
 // cannot run (halving-doubling on 6 ranks, double binary tree for all-gather) is reported with its
 // trace file and node instead of stopping a run half way.
@@ -9,7 +10,9 @@
 #include <string>
 
 #include "models/collectives/algorithms.h"
+#include "models/collectives/msccl.h"
 #include "tb/chakra/workload.h"
+#include "tb/collectives/chakra_graph.h"
 #include "tb/config/platform_spec.h"
 
 namespace wafersim::tb {
@@ -30,7 +33,15 @@ class PlanLibrary {
   void prepare(const chakra::Workload& workload);
 
  private:
+  // The plan of an imported implementation; the second member says whether its data is known
+  // (false: a Chakra graph of another tool, checked only for running to its end).
+  std::pair<collectives::Plan, bool> imported(const Implementation& impl,
+                                              collectives::Collective kind, int ranks,
+                                              uint64_t bytes);
+
   const CollectiveConfig config_;
+  std::map<std::string, std::vector<collectives::msccl::Algorithm>> msccl_files_;
+  std::map<std::string, ChakraCollective> chakra_graphs_;
   const std::string source_;
   std::map<std::string, Entry> plans_;
 };

@@ -375,6 +375,11 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
     case collectives::OpKind::Copy:  // through the NPU's memory
       c->ext.kind = hw::CommandKind::Memory;
       break;
+    case collectives::OpKind::Compute:  // a fixed duration, in picoseconds
+      c->ext.kind = hw::CommandKind::Compute;
+      c->ext.roofline = false;
+      c->ext.duration = sc_core::sc_time::from_value(op.bytes);
+      break;
     default:
       c->ext.kind = hw::CommandKind::Reduce;
       break;
