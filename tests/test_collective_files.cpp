@@ -46,8 +46,9 @@ void expect_same(const Plan& a, const Plan& b, const std::string& what) {
       const Op &o = x.ops[k], &q = y.ops[k];
       const std::string at = what + " position " + std::to_string(p) + " op " + std::to_string(k);
       EXPECT_EQ(o.kind, q.kind) << at;
-      if (o.kind == OpKind::Send || o.kind == OpKind::Recv)
+      if (o.kind == OpKind::Send || o.kind == OpKind::Recv) {
         EXPECT_EQ(a.peer_of(p, o), b.peer_of(p, q)) << at;
+      }
       EXPECT_EQ(o.bytes, q.bytes) << at;
       EXPECT_EQ(o.tag, q.tag) << at;
       EXPECT_EQ(std::vector<uint32_t>(x.deps(k).begin(), x.deps(k).end()),

@@ -60,7 +60,7 @@ Shape shape_of(const Algorithm& a, Collective c) {
   auto per_rank = [&]() {
     if (k % n != 0)
       throw problem("algo '" + a.name + "'" + line_of(a.line),
-                    std::string(coll_name(c)) + " over " + std::to_string(n) +
+                    coll_name(c) + " over " + std::to_string(n) +
                         " gpus needs nchunksperloop to be a multiple of ngpus, got " +
                         std::to_string(k));
     return k / n;
@@ -120,24 +120,12 @@ Collective collective_of(const std::string& coll) {
                               "broadcast, reduce or custom)");
 }
 
-const char* coll_name(Collective c) {
-  switch (c) {
-    case Collective::AllReduce:
-      return "allreduce";
-    case Collective::AllGather:
-      return "allgather";
-    case Collective::ReduceScatter:
-      return "reduce_scatter";
-    case Collective::AllToAll:
-      return "alltoall";
-    case Collective::Broadcast:
-      return "broadcast";
-    case Collective::Reduce:
-      return "reduce";
-    case Collective::Custom:
-      return "custom";
-  }
-  return "custom";
+std::string coll_name(Collective c) {
+  // MSCCL writes wafersim's names without the underscore, except reduce_scatter.
+  std::string name = to_string(c);
+  if (c != Collective::ReduceScatter)
+    name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
+  return name;
 }
 
 Plan to_plan(const Algorithm& a, uint64_t bytes) {

@@ -59,7 +59,7 @@ struct Algorithm {
 // alltoall, broadcast, reduce, custom); throws std::invalid_argument for others.
 Collective collective_of(const std::string& coll);
 // MSCCL's spelling of a collective.
-const char* coll_name(Collective c);
+std::string coll_name(Collective c);
 
 // The plan of `algo` for a collective of `bytes` (Chakra's convention: all-gather's is each rank's
 // input, the others' the whole buffer). Throws std::invalid_argument naming the gpu, thread block

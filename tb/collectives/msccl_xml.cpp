@@ -6,6 +6,7 @@
 #include <limits>
 #include <pugixml.hpp>
 #include <sstream>
+#include <type_traits>
 
 #include "models/common/error.h"
 #include "tb/common/files.h"
@@ -50,10 +51,7 @@ class Reader {
     a.nchannels = static_cast<int>(number(e, "nchannels", where, 1, 1 << 20, 1));
     a.nchunksperloop = number(e, "nchunksperloop", where, 1, int64_t{1} << 40);
     a.inplace = number(e, "inplace", where, 0, 1, 0) == 1;
-    for (const pugi::xml_node& g : e.children()) {
-      expect(g, "gpu", where);
-      a.gpus.push_back(gpu(g));
-    }
+    a.gpus = children(e, "gpu", where, [&](const pugi::xml_node& c) { return gpu(c); });
     return a;
   }
 
@@ -66,10 +64,7 @@ class Reader {
     g.i_chunks = number(e, "i_chunks", where, 0, int64_t{1} << 40, 0);
     g.o_chunks = number(e, "o_chunks", where, 0, int64_t{1} << 40, 0);
     g.s_chunks = number(e, "s_chunks", where, 0, int64_t{1} << 40, 0);
-    for (const pugi::xml_node& t : e.children()) {
-      expect(t, "tb", where);
-      g.tbs.push_back(tb(t));
-    }
+    g.tbs = children(e, "tb", where, [&](const pugi::xml_node& c) { return tb(c); });
     return g;
   }
 
@@ -81,10 +76,7 @@ class Reader {
     t.send = static_cast<int>(number(e, "send", where, -1, 1 << 20, -1));
     t.recv = static_cast<int>(number(e, "recv", where, -1, 1 << 20, -1));
     t.chan = static_cast<int>(number(e, "chan", where, 0, 1 << 20, 0));
-    for (const pugi::xml_node& s : e.children()) {
-      expect(s, "step", where);
-      t.steps.push_back(step(s));
-    }
+    t.steps = children(e, "step", where, [&](const pugi::xml_node& c) { return step(c); });
     return t;
   }
 
@@ -113,9 +105,22 @@ class Reader {
         text += std::string(" ") + key + "=\"" + e.attribute(key).value() + "\"";
     return text + "> (line " + std::to_string(line(e)) + ")";
   }
+  // The children of `e`, parsed: each must be a <name> element (comments aside).
+  template <typename Parse>
+  std::vector<std::invoke_result_t<Parse, const pugi::xml_node&>> children(const pugi::xml_node& e,
+                                                                           const char* name,
+                                                                           const std::string& where,
+                                                                           Parse parse) {
+    std::vector<std::invoke_result_t<Parse, const pugi::xml_node&>> out;
+    for (const pugi::xml_node& c : e.children()) {
+      if (c.type() == pugi::node_comment) continue;
+      expect(c, name, where);
+      out.push_back(parse(c));
+    }
+    return out;
+  }
   void expect(const pugi::xml_node& e, const char* name, const std::string& parent) const {
     if (e.type() == pugi::node_element && std::string(e.name()) == name) return;
-    if (e.type() == pugi::node_comment) return;
     throw InputError(path_, parent,
                      std::string("holds ") +
                          (e.type() == pugi::node_element ? "<" + std::string(e.name()) + ">"
