@@ -81,7 +81,7 @@ TEST(ChakraGraph, BuiltInPlansRoundTrip) {
   for (Collective c : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
                        Collective::AllToAll, Collective::Broadcast, Collective::Reduce})
     for (Algorithm a : {Algorithm::Ring, Algorithm::Direct, Algorithm::HalvingDoubling,
-                        Algorithm::DoubleBinaryTree})
+                        Algorithm::DoubleBinaryTree, Algorithm::Pairwise})
       for (int n : {4, 5})
         for (uint64_t bytes : {uint64_t{1} << 16, uint64_t{65537}}) {
           CollectiveRequest q;

@@ -61,7 +61,11 @@ TEST(Collectives, AllGatherAndReduceScatterTraffic) {
     EXPECT_EQ(plan(Collective::ReduceScatter, Algorithm::Direct, n, s).bytes_sent(),
               1ull * (n - 1) * s);
     EXPECT_EQ(plan(Collective::AllToAll, Algorithm::Direct, n, s).bytes_sent(), 1ull * (n - 1) * s);
-    EXPECT_EQ(plan(Collective::AllToAll, Algorithm::Ring, n, s).bytes_sent(), 1ull * (n - 1) * s);
+    EXPECT_EQ(plan(Collective::AllToAll, Algorithm::Pairwise, n, s).bytes_sent(),
+              1ull * (n - 1) * s);
+    // Relayed around the ring: a block travels as many hops as its rank is away.
+    EXPECT_EQ(plan(Collective::AllToAll, Algorithm::Ring, n, s).bytes_sent(),
+              1ull * n * (n - 1) / 2 * s);
     EXPECT_EQ(plan(Collective::Broadcast, Algorithm::Ring, n, s).bytes_sent(), 1ull * (n - 1) * s);
     EXPECT_EQ(plan(Collective::Reduce, Algorithm::Direct, n, s).bytes_sent(), 1ull * (n - 1) * s);
   }
@@ -226,7 +230,7 @@ TEST(Symbolic, EveryBuiltInPlanComputesItsCollective) {
                               Collective::AllGather, Collective::AllToAll,
                               Collective::Broadcast, Collective::Reduce};
   const Algorithm algorithms[] = {Algorithm::Ring, Algorithm::Direct, Algorithm::HalvingDoubling,
-                                  Algorithm::DoubleBinaryTree};
+                                  Algorithm::DoubleBinaryTree, Algorithm::Pairwise};
   int checked = 0;
   for (Collective c : kinds)
     for (Algorithm a : algorithms)

@@ -36,6 +36,8 @@ const char* to_string(Algorithm a) {
       return "halving_doubling";
     case Algorithm::DoubleBinaryTree:
       return "double_binary_tree";
+    case Algorithm::Pairwise:
+      return "pairwise";
   }
   return "?";
 }
@@ -47,8 +49,10 @@ Algorithm algorithm_from_string(const std::string& text) {
     return Algorithm::HalvingDoubling;
   if (text == "double_binary_tree" || text == "doubleBinaryTree")
     return Algorithm::DoubleBinaryTree;
-  throw std::invalid_argument("unknown collective algorithm '" + text +
-                              "' (expected ring, direct, halving_doubling or double_binary_tree)");
+  if (text == "pairwise") return Algorithm::Pairwise;
+  throw std::invalid_argument(
+      "unknown collective algorithm '" + text +
+      "' (expected ring, direct, halving_doubling, double_binary_tree or pairwise)");
 }
 
 namespace {
@@ -106,6 +110,20 @@ class ChunkWriter {
                       std::vector<uint32_t> deps = {}) {
     return add(rank, {OpKind::Recv, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
                data(b, Buffer::Output, Buffer::Output, false));
+  }
+  // A relayed all-to-all block: received into the relay of this op, or forwarded from the relay of
+  // receive `from`; sized as block `sized_as` (its destination's index in the sender's input).
+  uint32_t recv_relay(int rank, int peer, Blocks sized_as, uint32_t step,
+                      std::vector<uint32_t> deps) {
+    return add(
+        rank, {OpKind::Recv, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
+        {chunk_, 0, 0, static_cast<uint32_t>(sized_as.count), Buffer::Relay, Buffer::Relay, false});
+  }
+  uint32_t send_relay(int rank, int peer, uint32_t from, Blocks sized_as, uint32_t step,
+                      std::vector<uint32_t> deps) {
+    return add(rank, {OpKind::Send, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
+               {chunk_, from, 0, static_cast<uint32_t>(sized_as.count), Buffer::Relay,
+                Buffer::Output, false});
   }
   // A rank's own all-to-all block, from its input to its output. Timed as free, as ASTRA-sim and
   // the analytical model do (the NPU's memory would time `bytes(b)`).
@@ -299,6 +317,47 @@ void tree_all_reduce(ChunkWriter& w, const std::vector<int>& order, Blocks b, ui
   }
 }
 
+// All-to-all as ASTRA-sim's ring runs it: every message goes to the next rank, one at a time (a
+// rank sends its next message when its previous receive has arrived). In phase p rank i sends the
+// blocks rank i - p addressed beyond i, nearest first: its own in phase 0, then those it received
+// in phase p - 1 (kept in relays), n(n - 1) / 2 messages in all; the block addressed to i itself
+// lands in its output.
+void ring_relay_all_to_all(ChunkWriter& w, int n) {
+  for (int i = 0; i < n && w.holds(i); ++i) {
+    w.copy_own(i, block(i, n));
+    const int next = mod(i + 1, n), prev = mod(i - 1, n);
+    std::vector<uint32_t> relays,
+        received;  // this phase's and the last phase's relays, by distance
+    int64_t last_recv = -1;
+    uint32_t step = 0;
+    for (int p = 0; p + 1 < n; ++p) {
+      // Sends: distance m = 1 .. n - 1 - p from i, for the blocks of rank i - p.
+      for (int m = 1; m <= n - 1 - p; ++m, ++step) {
+        const Blocks dst = block(i + m, n);
+        std::vector<uint32_t> deps = after(last_recv);
+        if (p == 0) {
+          w.send_from(Buffer::Input, i, next, dst, step, deps);
+        } else {
+          if (deps.empty() || deps[0] != received[m]) deps.push_back(received[m]);
+          w.send_relay(i, next, received[m], dst, step, deps);
+        }
+        // The matching receive from the previous rank: its m-th message of phase p, for block
+        // distance m - 1 beyond i.
+        const int src = i - 1 - p;
+        if (m == 1)
+          last_recv = w.recv_sized(i, prev, block(src, n), block(i, n), step, after(last_recv));
+        else
+          last_recv = w.recv_relay(i, prev, block(i + m - 1, n), step, after(last_recv));
+        relays.push_back(static_cast<uint32_t>(last_recv));
+      }
+      // relays[m - 1] holds the block at distance m - 1; forwarded next phase at distance m - 1.
+      received.assign(1, 0);
+      for (size_t k = 1; k < relays.size(); ++k) received.push_back(relays[k]);
+      relays.clear();
+    }
+  }
+}
+
 // ---- one chunk of each collective
 // ----------------------------------------------------------------
 
@@ -327,6 +386,8 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
           tree_all_reduce(w, b, {n / 2, n - n / 2}, 2);
           return;
         }
+        case Algorithm::Pairwise:
+          break;
       }
       break;
     case Collective::ReduceScatter:
@@ -359,7 +420,10 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
       }
     case Collective::AllToAll:  // input block j goes to rank j, into its output block i
       switch (q.algorithm) {
-        case Algorithm::Ring:  // one peer at a time, at growing distance
+        case Algorithm::Ring:
+          ring_relay_all_to_all(w, n);
+          return;
+        case Algorithm::Pairwise:  // one peer at a time, at growing distance
           for (int i = 0; i < n && w.holds(i); ++i) {
             int64_t prev = -1, prev_recv = -1;
             w.copy_own(i, block(i, n));
@@ -463,6 +527,13 @@ Plan build_plan(const CollectiveRequest& q) {
   if (q.ranks > 16384) throw std::invalid_argument("at most 16384 ranks per collective");
   if (q.splits > 65535) throw std::invalid_argument("at most 65535 dataset splits per collective");
   if (q.root < 0 || q.root >= q.ranks) throw std::invalid_argument("root outside the communicator");
+  if (q.algorithm == Algorithm::Pairwise && q.collective != Collective::AllToAll)
+    throw std::invalid_argument("pairwise implements only all_to_all");
+  // Relayed all-to-all tags its n(n - 1) / 2 messages per chunk in 16 bits.
+  if (q.algorithm == Algorithm::Ring && q.collective == Collective::AllToAll && q.ranks > 362)
+    throw std::invalid_argument(
+        "ring all_to_all (relayed around the ring) supports at most 362 ranks; pairwise or direct "
+        "send each block straight to its rank");
   if (q.algorithm == Algorithm::HalvingDoubling && !power_of_two(q.ranks))
     throw std::invalid_argument("halving_doubling needs a power-of-two rank count, got " +
                                 std::to_string(q.ranks));

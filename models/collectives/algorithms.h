@@ -11,11 +11,15 @@ namespace wafersim::collectives {
 // Custom: an imported algorithm (MSCCL coll="custom") that promises nothing checkable beyond
 // running to its end.
 enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, Reduce, Custom };
-enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree };
+// Ring all-to-all is ASTRA-sim's: blocks relayed around the ring, one hop per message; Pairwise
+// (all-to-all only) sends each block straight to its destination, one peer at a time at growing
+// distance.
+enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree, Pairwise };
 
 const char* to_string(Collective c);
 const char* to_string(Algorithm a);
-// Accepts wafersim names (ring, direct, halving_doubling, double_binary_tree) and ASTRA-sim's
+// Accepts wafersim names (ring, direct, halving_doubling, double_binary_tree, pairwise) and
+// ASTRA-sim's
 // (ring, direct, halvingDoubling, doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling).
 Algorithm algorithm_from_string(const std::string& text);  // throws std::invalid_argument
 
