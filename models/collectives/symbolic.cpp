@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/collectives/layout.h"
+
 namespace wafersim::collectives {
 
 namespace {
@@ -28,168 +30,34 @@ struct Value {
   bool operator==(const Value& o) const { return id == o.id && count == o.count && hash == o.hash; }
 };
 
-std::string str(uint64_t v) {
-  return std::to_string(v);
-}
-
 class Executor {
  public:
   Executor(const Plan& plan, Collective collective, int root)
-      : plan_(plan),
-        collective_(collective),
-        root_(root),
-        n_(plan.size()),
-        in_(plan.input_blocks),
-        out_(plan.output_blocks),
-        scratch_(plan.scratch_blocks),
-        // In place, the input and the output are one array of the larger size.
-        main_(plan.in_place ? std::max(in_, out_) : out_) {
+      : plan_(plan), layout_(plan, collective, root), n_(plan.size()) {
     for (int r = 0; r < n_; ++r) everyone_ += contributor(r);
   }
 
   std::string run() {
-    std::string problem = check_shape();
+    std::string problem = layout_.check_shape();
     if (!problem.empty()) return problem;
-    const size_t per_rank = static_cast<size_t>(plan_.chunks) * n_;
-    main_values_.resize(per_rank * main_);
-    if (!plan_.in_place) input_values_.resize(per_rank * in_);
-    scratch_values_.resize(per_rank * scratch_);
-    initialise();
+    values_.resize(static_cast<size_t>(n_) * layout_.slots_per_rank());
+    for (int r = 0; r < n_; ++r)
+      for (uint32_t c = 0; c < plan_.chunks; ++c)
+        for (uint32_t j = 0; j < plan_.input_blocks; ++j) {
+          const uint64_t id = layout_.initial(r, c, j);
+          if (id != Layout::kNothing) at(r, Buffer::Input, c, j) = {id, 1, contributor(r)};
+        }
     problem = execute();
     return problem.empty() ? check_result() : problem;
   }
 
  private:
-  // The collectives whose buffers hold one slot per rank: the slot's blocks, k = g / n.
-  std::string check_shape() {
-    auto sized = [&](uint32_t small, uint32_t large, const char* what) {
-      if (large % static_cast<uint32_t>(n_) == 0 && small == large / static_cast<uint32_t>(n_))
-        return std::string();
-      return std::string(to_string(collective_)) + " over " + std::to_string(n_) + " ranks needs " +
-             what + " of the size of the other over the rank count, got " + std::to_string(in_) +
-             " input and " + std::to_string(out_) + " output blocks per chunk";
-    };
-    switch (collective_) {
-      case Collective::AllGather:
-        k_ = in_;
-        return sized(in_, out_, "an input");
-      case Collective::ReduceScatter:
-        k_ = out_;
-        return sized(out_, in_, "an output");
-      case Collective::AllToAll:
-        k_ = in_ / static_cast<uint32_t>(n_);
-        return in_ == out_ && in_ % static_cast<uint32_t>(n_) == 0
-                   ? ""
-                   : "all_to_all over " + std::to_string(n_) +
-                         " ranks needs input and output buffers of equal size, a multiple of the "
-                         "rank count, got " +
-                         std::to_string(in_) + " and " + std::to_string(out_) + " blocks";
-      case Collective::AllReduce:
-      case Collective::Broadcast:
-      case Collective::Reduce:
-        return in_ == out_ || in_ == 0 || out_ == 0
-                   ? ""
-                   : std::string(to_string(collective_)) +
-                         " needs input and output buffers of the same size, got " +
-                         std::to_string(in_) + " and " + std::to_string(out_) + " blocks";
-      case Collective::Custom:
-        return "";
-    }
-    return "";
-  }
-
-  // The ids of the collective's blocks: g = the size of the larger buffer per chunk.
-  uint64_t g() const { return std::max(in_, out_); }
-  uint64_t id(uint32_t c, uint64_t b) const { return c * g() + b; }
-  // All-to-all: the block `j` of rank `src`'s input (addressed to rank j / k).
-  uint64_t a2a_id(uint32_t c, int src, uint64_t j) const {
-    return (static_cast<uint64_t>(c) * n_ + static_cast<uint64_t>(src)) * g() + j;
-  }
-  Value own(int r, uint64_t id) const { return {id, 1, contributor(r)}; }
-
-  // The size of buffer `b` per chunk, as the plan names it.
-  uint32_t size_of(Buffer b) const {
-    switch (b) {
-      case Buffer::Input:
-        return in_;
-      case Buffer::Output:
-        return out_;
-      case Buffer::Scratch:
-        return scratch_;
-      case Buffer::Relay:
-        break;
-    }
-    return 0;
-  }
-  // Block j of buffer `b` of chunk c of rank r.
   Value& at(int r, Buffer b, uint32_t c, uint32_t j) {
-    const size_t slot = static_cast<size_t>(r) * plan_.chunks + c;
-    switch (b) {
-      case Buffer::Input:
-        if (!plan_.in_place) return input_values_[slot * in_ + j];
-        return main_values_[slot * main_ + (in_ < out_ ? static_cast<size_t>(r) * in_ : 0) + j];
-      case Buffer::Output:
-        return main_values_[slot * main_ +
-                            (plan_.in_place && out_ < in_ ? static_cast<size_t>(r) * out_ : 0) + j];
-      default:
-        return scratch_values_[slot * scratch_ + j];
-    }
+    return values_[static_cast<size_t>(r) * layout_.slots_per_rank() + layout_.slot(r, b, c, j)];
   }
-
-  void initialise() {
-    for (int r = 0; r < n_; ++r)
-      for (uint32_t c = 0; c < plan_.chunks; ++c)
-        for (uint32_t j = 0; j < in_; ++j) {
-          Value& v = at(r, Buffer::Input, c, j);
-          switch (collective_) {
-            case Collective::AllReduce:
-            case Collective::ReduceScatter:
-            case Collective::Reduce:
-              v = own(r, id(c, j));
-              break;
-            case Collective::Broadcast:
-              if (r == root_) v = own(r, id(c, j));
-              break;
-            case Collective::AllGather:
-              v = own(r, id(c, static_cast<uint64_t>(r) * k_ + j));
-              break;
-            case Collective::AllToAll:
-              v = own(r, a2a_id(c, r, j));
-              break;
-            case Collective::Custom:
-              v = own(r, (static_cast<uint64_t>(r) * plan_.chunks + c) * in_ + j);
-              break;
-          }
-        }
-  }
-
-  std::string where(int r, uint32_t k) const {
-    const Op& op = plan_.of(r).ops[k];
-    std::string text = "rank " + std::to_string(r) + " op " + std::to_string(k) + " (" +
-                       to_string(op.kind) + ", step tag " + std::to_string(op.tag) + ")";
-    return plan_.origin ? text + " from " + plan_.origin(r, k) : text;
-  }
-  static std::string block_name(Buffer b, uint32_t c, uint32_t j) {
-    return "block " + std::to_string(j) + " of chunk " + std::to_string(c) + " of its " +
-           to_string(b);
-  }
-
-  // The blocks op k of rank r names in buffer `b` from `first` on, checked against the buffer's
-  // size; cyclic in the buffer, shifted by the position in a rotational plan.
+  std::string where(int r, uint32_t k) const { return layout_.where(r, k); }
   std::string blocks(int r, uint32_t k, Buffer b, uint32_t first, std::vector<uint32_t>& out) {
-    const DataRef& d = plan_.of(r).data[k];
-    const uint32_t size = size_of(b);
-    out.clear();
-    if (d.chunk >= plan_.chunks)
-      return where(r, k) + " names chunk " + std::to_string(d.chunk) + " of " +
-             std::to_string(plan_.chunks);
-    if (first >= size || d.count > size)
-      return where(r, k) + " names " + std::to_string(d.count) + " blocks from block " +
-             str(first) + " of its " + to_string(b) + ", which holds " + std::to_string(size);
-    const uint64_t shift = plan_.rotation > 0 ? static_cast<uint64_t>(r) : 0;
-    for (uint32_t t = 0; t < d.count; ++t)
-      out.push_back(static_cast<uint32_t>((first + shift + t) % size));
-    return "";
+    return layout_.blocks(r, k, b, first, out);
   }
 
   // Reads the blocks an op names in `b` (or the relay of op `first`).
@@ -209,7 +77,7 @@ class Executor {
     for (uint32_t j : index_) {
       const Value& v = at(r, b, d.chunk, j);
       if (v.id == kEmpty)
-        return where(r, k) + " reads " + block_name(b, d.chunk, j) + " before it holds it";
+        return where(r, k) + " reads " + Layout::block_name(b, d.chunk, j) + " before it holds it";
       values.push_back(v);
     }
     return "";
@@ -366,69 +234,38 @@ class Executor {
     return "";
   }
 
-  // What block j of chunk c of rank r's output must hold at the end (`checked` false: anything).
-  Value expected(int r, uint32_t c, uint32_t j, bool& checked) const {
-    checked = true;
-    const Value all{id(c, j), static_cast<uint32_t>(n_), everyone_};
-    switch (collective_) {
-      case Collective::AllReduce:
-        return all;
-      case Collective::ReduceScatter:
-        return {id(c, static_cast<uint64_t>(r) * k_ + j), static_cast<uint32_t>(n_), everyone_};
-      case Collective::Reduce:
-        checked = r == root_;
-        return all;
-      case Collective::Broadcast:
-        return own(root_, id(c, j));
-      case Collective::AllGather:
-        return own(static_cast<int>(j / k_), id(c, j));
-      case Collective::AllToAll: {
-        const int src = static_cast<int>(j / k_);
-        return own(src, a2a_id(c, src, static_cast<uint64_t>(r) * k_ + j % k_));
-      }
-      case Collective::Custom:
-        break;
-    }
-    checked = false;
-    return {};
-  }
-
   std::string check_result() {
     for (int r = 0; r < n_; ++r)
       for (uint32_t c = 0; c < plan_.chunks; ++c)
-        for (uint32_t j = 0; j < out_; ++j) {
-          bool checked = false;
-          const Value want = expected(r, c, j, checked);
+        for (uint32_t j = 0; j < plan_.output_blocks; ++j) {
+          const Layout::Want want = layout_.expected(r, c, j);
+          if (want.kind == Layout::Want::Anything) continue;
+          const bool sum = want.kind == Layout::Want::SumOfAll;
+          const Value expected = sum ? Value{want.block, static_cast<uint32_t>(n_), everyone_}
+                                     : Value{want.block, 1, contributor(want.owner)};
           const Value& got = at(r, Buffer::Output, c, j);
-          if (!checked || got == want) continue;
+          if (got == expected) continue;
           const std::string held =
-              got.id == kEmpty    ? "nothing"
-              : got.id != want.id ? "other data"
-                                  : "the sum of " + std::to_string(got.count) + " ranks' parts";
-          const std::string promised =
-              want.count > 1
-                  ? "the sum over all " + std::to_string(n_) + " ranks"
-                  : "a part of rank " +
-                        std::to_string(collective_ == Collective::Broadcast ? root_ : j / k_);
+              got.id == kEmpty        ? "nothing"
+              : got.id != expected.id ? "other data"
+                                      : "the sum of " + std::to_string(got.count) + " ranks' parts";
+          const std::string promised = sum ? "the sum over all " + std::to_string(n_) + " ranks"
+                                           : "a part of rank " + std::to_string(want.owner);
           return "rank " + std::to_string(r) + " ends with " + held + " in " +
-                 block_name(Buffer::Output, c, j) + " where " + to_string(collective_) +
-                 " promises " + promised;
+                 Layout::block_name(Buffer::Output, c, j) + " where " +
+                 to_string(layout_.collective()) + " promises " + promised;
         }
     return "";
   }
 
   const Plan& plan_;
-  const Collective collective_;
-  const int root_;
+  const Layout layout_;
   const int n_;
-  const uint32_t in_, out_, scratch_, main_;
-  uint32_t k_ = 1;  // blocks per rank slot (all-gather, reduce-scatter, all-to-all)
-  std::vector<Value> main_values_, input_values_, scratch_values_;
+  std::vector<Value> values_;
   std::unordered_map<uint64_t, std::vector<Value>> relays_;
   std::vector<uint32_t> index_;
   uint64_t everyone_ = 0;
 };
-
 }  // namespace
 
 std::string check_plan(const Plan& plan, Collective collective, int root) {

@@ -1,0 +1,166 @@
+#include "models/collectives/layout.h"
+
+#include <algorithm>
+
+namespace wafersim::collectives {
+
+Layout::Layout(const Plan& plan, Collective collective, int root)
+    : plan_(plan),
+      collective_(collective),
+      root_(root),
+      n_(plan.size()),
+      in_(plan.input_blocks),
+      out_(plan.output_blocks),
+      scratch_(plan.scratch_blocks),
+      main_(plan.in_place ? std::max(in_, out_) : out_),
+      per_chunk_(static_cast<size_t>(main_) + (plan.in_place ? 0 : in_) + scratch_),
+      g_(std::max(in_, out_)) {
+  const auto n = static_cast<uint32_t>(std::max(n_, 1));
+  switch (collective_) {
+    case Collective::AllGather:
+      k_ = in_;
+      break;
+    case Collective::ReduceScatter:
+      k_ = out_;
+      break;
+    case Collective::AllToAll:
+      k_ = in_ / n;
+      break;
+    default:
+      break;
+  }
+  k_ = std::max<uint32_t>(k_, 1);
+}
+
+std::string Layout::check_shape() const {
+  const auto n = static_cast<uint32_t>(n_);
+  auto sized = [&](uint32_t small, uint32_t large, const char* what) {
+    if (large % n == 0 && small == large / n) return std::string();
+    return std::string(to_string(collective_)) + " over " + std::to_string(n_) + " ranks needs " +
+           what + " of the size of the other over the rank count, got " + std::to_string(in_) +
+           " input and " + std::to_string(out_) + " output blocks per chunk";
+  };
+  switch (collective_) {
+    case Collective::AllGather:
+      return sized(in_, out_, "an input");
+    case Collective::ReduceScatter:
+      return sized(out_, in_, "an output");
+    case Collective::AllToAll:
+      return in_ == out_ && in_ % n == 0
+                 ? ""
+                 : "all_to_all over " + std::to_string(n_) +
+                       " ranks needs input and output buffers of equal size, a multiple of the "
+                       "rank count, got " +
+                       std::to_string(in_) + " and " + std::to_string(out_) + " blocks";
+    case Collective::AllReduce:
+    case Collective::Broadcast:
+    case Collective::Reduce:
+      return in_ == out_ || in_ == 0 || out_ == 0
+                 ? ""
+                 : std::string(to_string(collective_)) +
+                       " needs input and output buffers of the same size, got " +
+                       std::to_string(in_) + " and " + std::to_string(out_) + " blocks";
+    case Collective::Custom:
+      return "";
+  }
+  return "";
+}
+
+uint32_t Layout::size_of(Buffer b) const {
+  switch (b) {
+    case Buffer::Input:
+      return in_;
+    case Buffer::Output:
+      return out_;
+    case Buffer::Scratch:
+      return scratch_;
+    case Buffer::Relay:
+      break;
+  }
+  return 0;
+}
+
+size_t Layout::slot(int r, Buffer b, uint32_t c, uint32_t j) const {
+  const size_t base = static_cast<size_t>(c) * per_chunk_;
+  switch (b) {
+    case Buffer::Input:
+      if (!plan_.in_place) return base + main_ + j;
+      return base + (in_ < out_ ? static_cast<size_t>(r) * in_ : 0) + j;
+    case Buffer::Output:
+      return base + (plan_.in_place && out_ < in_ ? static_cast<size_t>(r) * out_ : 0) + j;
+    default:
+      return base + main_ + (plan_.in_place ? 0 : in_) + j;
+  }
+}
+
+std::string Layout::where(int r, uint32_t k) const {
+  const Op& op = plan_.of(r).ops[k];
+  std::string text = "rank " + std::to_string(r) + " op " + std::to_string(k) + " (" +
+                     to_string(op.kind) + ", step tag " + std::to_string(op.tag) + ")";
+  return plan_.origin ? text + " from " + plan_.origin(r, k) : text;
+}
+
+std::string Layout::block_name(Buffer b, uint32_t c, uint32_t j) {
+  return "block " + std::to_string(j) + " of chunk " + std::to_string(c) + " of its " +
+         to_string(b);
+}
+
+std::string Layout::blocks(int r, uint32_t k, Buffer b, uint32_t first,
+                           std::vector<uint32_t>& out) const {
+  const DataRef& d = plan_.of(r).data[k];
+  const uint32_t size = size_of(b);
+  out.clear();
+  if (d.chunk >= plan_.chunks)
+    return where(r, k) + " names chunk " + std::to_string(d.chunk) + " of " +
+           std::to_string(plan_.chunks);
+  if (first >= size || d.count > size)
+    return where(r, k) + " names " + std::to_string(d.count) + " blocks from block " +
+           std::to_string(first) + " of its " + to_string(b) + ", which holds " +
+           std::to_string(size);
+  const uint64_t shift = plan_.rotation > 0 ? static_cast<uint64_t>(r) : 0;
+  for (uint32_t t = 0; t < d.count; ++t)
+    out.push_back(static_cast<uint32_t>((first + shift + t) % size));
+  return "";
+}
+
+uint64_t Layout::initial(int r, uint32_t c, uint32_t j) const {
+  switch (collective_) {
+    case Collective::AllReduce:
+    case Collective::ReduceScatter:
+    case Collective::Reduce:
+      return id(c, j);
+    case Collective::Broadcast:
+      return r == root_ ? id(c, j) : kNothing;
+    case Collective::AllGather:
+      return id(c, static_cast<uint64_t>(r) * k_ + j);
+    case Collective::AllToAll:
+      return a2a_id(c, r, j);
+    case Collective::Custom:
+      return (static_cast<uint64_t>(r) * plan_.chunks + c) * in_ + j;
+  }
+  return kNothing;
+}
+
+Layout::Want Layout::expected(int r, uint32_t c, uint32_t j) const {
+  switch (collective_) {
+    case Collective::AllReduce:
+      return {Want::SumOfAll, id(c, j), -1};
+    case Collective::ReduceScatter:
+      return {Want::SumOfAll, id(c, static_cast<uint64_t>(r) * k_ + j), -1};
+    case Collective::Reduce:
+      return r == root_ ? Want{Want::SumOfAll, id(c, j), -1} : Want{};
+    case Collective::Broadcast:
+      return {Want::PartOf, id(c, j), root_};
+    case Collective::AllGather:
+      return {Want::PartOf, id(c, j), static_cast<int>(j / k_)};
+    case Collective::AllToAll: {
+      const int src = static_cast<int>(j / k_);
+      return {Want::PartOf, a2a_id(c, src, static_cast<uint64_t>(r) * k_ + j % k_), src};
+    }
+    case Collective::Custom:
+      break;
+  }
+  return {};
+}
+
+}  // namespace wafersim::collectives
