@@ -98,6 +98,16 @@ int dispatch(int argc, char* argv[]) {
                       "write a Perfetto / Chrome trace-event JSON timeline");
   run_cmd->add_flag("--plots", run.plots,
                     "draw link_utilisation.png and npu_time.png into --out (gnuplot)");
+  std::string data_type = "fp32";
+  run_cmd->add_flag("--data", run.data.enabled,
+                    "collectives carry real values; every rank's result is checked (data_check)");
+  run_cmd->add_option("--data-type", data_type, "fp32 | fp16 | bf16 (default fp32)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  run_cmd
+      ->add_option("--data-elements", run.data.elements,
+                   "values per block of a collective's data (default 16; bytes are timed in "
+                   "full)")
+      ->check(tb::whole_number(1, 65536));
 
   std::string study_file, study_out;
   int jobs = 1;
@@ -209,6 +219,7 @@ int dispatch(int argc, char* argv[]) {
     run.progress = !quiet;
     if (run.plots && run.out_dir.empty())
       throw InputError("command line", "--plots", "needs --out DIR");
+    run.data.type = collectives::element_from_string(data_type);
     return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
   }
   if (*check_cmd) {

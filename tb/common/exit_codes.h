@@ -8,6 +8,7 @@ enum ExitCode : int {
   kInputError = 1,     // bad input or usage: the message names the file, the item and the problem
   kStudyFailures = 2,  // a study finished but some of its runs failed (see results.csv)
   kStalled = 3,        // the simulation can no longer progress: a rank waits for what never comes
+  kDataMismatch = 4,   // run --data: a rank ended a collective with a wrong value
   kHungUp = 129,       // stopped by SIGHUP (the terminal closed); likewise
   kInterrupted = 130,  // stopped by SIGINT (Ctrl-C); reports written, marked incomplete
   kTerminated = 143,   // stopped by SIGTERM (timeout, Slurm, kill); likewise

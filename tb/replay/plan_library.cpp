@@ -71,7 +71,7 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
                           std::to_string(q.root);
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
-  Entry entry{nullptr, q.collective};
+  Entry entry{nullptr, q.collective, true};
   const std::string item = "node " + std::to_string(node.id) + " ('" + node.name + "')";
   const std::string what =
       std::string(to_string(q.collective)) + " over " + std::to_string(q.ranks) + " ranks";
@@ -82,7 +82,7 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
     } else {
       auto [plan, known] = imported(impl, q.collective, q.ranks, q.bytes);
       entry.plan = std::make_shared<const collectives::Plan>(std::move(plan));
-      data_known = known;
+      data_known = entry.data_known = known;
     }
   } catch (const std::invalid_argument& e) {
     throw InputError(file, item, what + ": " + e.what() + " (" + setting + " in " + source_ + ")");

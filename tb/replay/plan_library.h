@@ -22,6 +22,7 @@ class PlanLibrary {
   struct Entry {
     std::shared_ptr<const collectives::Plan> plan;
     collectives::Collective kind;
+    bool data_known = true;  // false: a foreign Chakra graph, which names no data
   };
 
   PlanLibrary(const CollectiveConfig& config, std::string config_source);

@@ -93,6 +93,7 @@ struct Replay::CollectiveRun {
   std::vector<uint16_t> progress;  // per op: kOpIssued, kOpDone or the dependencies it waits for
   size_t remaining = 0;
   size_t result = 0;
+  collectives::DataPlane* data = nullptr;  // --data: the collective's values
 
   // The rank that op `k` sends to or receives from.
   int peer_rank(uint32_t k) const { return (*members)[plan->peer_of(position, ops->ops[k])]; }
@@ -110,12 +111,13 @@ struct Replay::Command {
 };
 
 Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
-               const PlatformSpec& spec, hw::Platform& platform)
+               const PlatformSpec& spec, hw::Platform& platform, DataOptions data)
     : sc_module(name),
       workload_(workload),
       spec_(spec),
       platform_(platform),
-      plans_(spec.collectives, spec.source) {
+      plans_(spec.collectives, spec.source),
+      data_options_(data) {
   const int n = platform.npu_count();
   if (static_cast<int>(workload.ranks.size()) != n)
     throw InputError(
@@ -335,6 +337,7 @@ void Replay::issue(int rank, size_t i) {
         res.start = sc_core::sc_time_stamp();
       }
       res.start = std::min(res.start, sc_core::sc_time_stamp());
+      if (data_options_.enabled) run->data = data_plane(*run, planned, r.trace->file, node);
       r.comm_inflight++;
       r.running[i] = run;
       if (run->remaining == 0) {
@@ -351,8 +354,34 @@ void Replay::issue(int rank, size_t i) {
   }
 }
 
+collectives::DataPlane* Replay::data_plane(const CollectiveRun& run,
+                                           const PlanLibrary::Entry& planned,
+                                           const std::string& file, const chakra::TraceNode& node) {
+  auto it = data_planes_.find(run.instance);
+  if (it != data_planes_.end()) return it->second.get();
+  if (!planned.data_known) {  // counted once, by the first rank to start it
+    if (collective_results_[run.result].finished_ranks == 0 &&
+        unchecked_.insert(run.instance).second)
+      data_check_.collectives_unchecked++;
+    return nullptr;
+  }
+  const uint64_t need = collectives::DataPlane::bytes_needed(*run.plan, data_options_.elements);
+  if (need > data_options_.max_bytes)
+    throw InputError(file, "node " + std::to_string(node.id) + " ('" + node.name + "')",
+                     "--data needs " + std::to_string(need >> 20) +
+                         " MiB for this collective's values, more than the " +
+                         std::to_string(data_options_.max_bytes >> 20) +
+                         " MiB allowed: lower --data-elements (" +
+                         std::to_string(data_options_.elements) + " values per block)");
+  auto plane = std::make_unique<collectives::DataPlane>(
+      *run.plan, planned.kind, static_cast<int>(node.root.value_or(0)), data_options_.type,
+      data_options_.elements, run.instance);
+  return data_planes_.emplace(run.instance, std::move(plane)).first->second.get();
+}
+
 void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
   const collectives::Op& op = run.ops->ops[k];
+  if (run.data) run.data->issued(run.position, k);
   run.progress[k] = kOpIssued;
   // A Nop only joins dependencies; a copy of nothing (built-in all-to-all's own block) is free.
   if (op.kind == collectives::OpKind::Nop ||
@@ -422,6 +451,7 @@ void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
 
 void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
   if (k != UINT32_MAX) {
+    if (run.data) run.data->finished(run.position, k);
     run.progress[k] = kOpDone;
     run.remaining--;
     for (uint32_t child : run.ops->children(k))
@@ -431,6 +461,16 @@ void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
   CollectiveResult& res = collective_results_[run.result];
   res.end = std::max(res.end, sc_core::sc_time_stamp());
   res.finished_ranks++;
+  if (run.data) {
+    if (auto wrong = run.data->check(run.position); wrong && !data_check_.failed()) {
+      data_check_.first = wrong;
+      data_check_.collective = res.name;
+    }
+    if (res.finished_ranks == res.ranks) {
+      data_planes_.erase(run.instance);
+      data_check_.collectives_checked++;
+    }
+  }
   int rank = run.rank;
   size_t node = run.node;
   ranks_[rank]->running.erase(node);

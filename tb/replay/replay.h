@@ -9,11 +9,15 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <systemc>
+#include <unordered_map>
 #include <vector>
 
 #include "hw/platform/platform.h"
+#include "models/collectives/data_plane.h"
 #include "models/collectives/plan.h"
 #include "tb/chakra/workload.h"
 #include "tb/config/platform_spec.h"
@@ -44,12 +48,31 @@ struct CollectiveResult {
   int finished_ranks = 0;
 };
 
+// `run --data`: collectives carry real values and every rank's result is checked
+// (models/collectives/data_plane).
+struct DataOptions {
+  bool enabled = false;
+  collectives::Element type = collectives::Element::FP32;
+  uint32_t elements = 16;  // values per block (the bytes are timed in full)
+  // One collective's values may take at most this much memory (all ranks together).
+  uint64_t max_bytes = uint64_t{2} << 30;
+};
+
+// What the data check found.
+struct DataCheck {
+  int collectives_checked = 0;    // collective instances whose every rank was checked
+  int collectives_unchecked = 0;  // foreign Chakra graphs: no data to check
+  std::optional<collectives::DataMismatch> first;  // the first wrong value
+  std::string collective;                          // whose (name)
+  bool failed() const { return first.has_value(); }
+};
+
 class Replay : public sc_core::sc_module {
  public:
   using Socket = tlm_utils::simple_initiator_socket_tagged<Replay>;
   SC_HAS_PROCESS(Replay);
   Replay(sc_core::sc_module_name name, const chakra::Workload& workload, const PlatformSpec& spec,
-         hw::Platform& platform);
+         hw::Platform& platform, DataOptions data = {});
   ~Replay() override;
 
   bool all_finished() const;
@@ -65,6 +88,8 @@ class Replay : public sc_core::sc_module {
   std::string unclaimed_report() const;
   // Rethrows an exception that stopped the simulation inside one of the replay's processes.
   void rethrow_failure() const;
+  const DataOptions& data_options() const { return data_options_; }
+  const DataCheck& data_check() const { return data_check_; }
 
  private:
   struct CollectiveRun;
@@ -97,6 +122,9 @@ class Replay : public sc_core::sc_module {
   template <typename Body>
   void guarded(Body&& body);
   uint32_t instance_of(const std::string& group, size_t sequence);
+  // The values of `run`'s collective instance, made by its first rank (nullptr: not checkable).
+  collectives::DataPlane* data_plane(const CollectiveRun& run, const PlanLibrary::Entry& planned,
+                                     const std::string& file, const chakra::TraceNode& node);
 
   const chakra::Workload& workload_;
   const PlatformSpec& spec_;
@@ -106,6 +134,11 @@ class Replay : public sc_core::sc_module {
   PlanLibrary plans_;
   std::map<std::pair<std::string, size_t>, uint32_t> instances_;
   std::vector<CollectiveResult> collective_results_;
+  const DataOptions data_options_;
+  DataCheck data_check_;
+  // The values of the collectives in flight, by instance.
+  std::unordered_map<uint32_t, std::unique_ptr<collectives::DataPlane>> data_planes_;
+  std::set<uint64_t> unchecked_;
   std::vector<Command*> free_commands_;
   std::vector<std::unique_ptr<Command>> all_commands_;
   std::vector<std::string> errors_;

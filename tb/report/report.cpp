@@ -29,6 +29,38 @@ std::pair<double, double> nccl_bandwidths(const std::string& kind, int ranks, ui
   return {algbw, algbw * factor};
 }
 
+namespace {
+
+// `run --data`: off, pass (every collective's every rank checked), fail (the first wrong value),
+// or incomplete (the run did not finish, so not every result was checked).
+nlohmann::json data_check_json(const Replay& replay, bool complete) {
+  nlohmann::json d;
+  const DataOptions& o = replay.data_options();
+  const DataCheck& c = replay.data_check();
+  if (!o.enabled) {
+    d["status"] = "off";
+    return d;
+  }
+  d["status"] = c.failed() ? "fail" : complete ? "pass" : "incomplete";
+  d["element_type"] = collectives::to_string(o.type);
+  d["elements_per_block"] = o.elements;
+  d["collectives_checked"] = c.collectives_checked;
+  d["collectives_without_data"] = c.collectives_unchecked;
+  if (c.failed()) {
+    const auto& m = *c.first;
+    d["first_mismatch"] = {{"collective", c.collective},
+                           {"rank", m.rank},
+                           {"chunk", m.chunk},
+                           {"block", m.block},
+                           {"element", m.element},
+                           {"expected", m.expected},
+                           {"got", m.got}};
+  }
+  return d;
+}
+
+}  // namespace
+
 nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platform,
                            const Replay& replay, const RunInfo& info) {
   nlohmann::json r;
@@ -104,6 +136,7 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"finished_ranks", c.finished_ranks}});
   }
   if (!info.stall.empty()) r["stall"] = info.stall;
+  r["data_check"] = data_check_json(replay, complete);
   return r;
 }
 
@@ -135,6 +168,11 @@ std::string summary(const nlohmann::json& r) {
     }
   if (!hot.empty()) s += fmt::format("  busiest link    {} ({:.1f}% busy)\n", hot, 100 * hottest);
   s += fmt::format("  collectives     {}\n", r["collectives"].size());
+  const auto& data = r["data_check"];
+  if (data["status"] != "off")
+    s += fmt::format("  data check      {} ({} collectives, {})\n",
+                     data["status"].get<std::string>(), data["collectives_checked"].get<int>(),
+                     data["element_type"].get<std::string>());
   s += fmt::format("  simulated in    {:.2f} s wall, {} events\n", r["wall_seconds"].get<double>(),
                    r["events"].get<uint64_t>());
   return s;

@@ -1,6 +1,7 @@
 #pragma once
 // report.json and the printed summary. Every key carries its unit in its name (docs/outputs.md).
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "hw/platform/platform.h"
@@ -19,6 +20,7 @@ struct RunInfo {
   sc_core::sc_time reached;         // the simulated time the kernel reached
   std::string stall;                // what blocks, when not finished
   std::vector<std::string> errors;  // inconsistent input found while replaying
+  std::optional<std::string> data_mismatch;  // run --data: the first wrong value
 };
 
 nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platform,

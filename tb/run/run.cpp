@@ -114,6 +114,10 @@ int finish_message(const RunInfo& info, double simulated_ns, std::ostream& err) 
     err << "wafersim: the replay can no longer progress; what each rank waits for:\n" << info.stall;
     return kStalled;
   }
+  if (info.data_mismatch) {
+    err << "wafersim: data check failed: " << *info.data_mismatch << "\n";
+    return kDataMismatch;
+  }
   return kOk;
 }
 
@@ -131,7 +135,7 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     check_time_limits(workload, spec);
 
     std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
-    Replay replay("replay", workload, spec, *platform);
+    Replay replay("replay", workload, spec, *platform, o.data);
 
     // Output files are checked before simulating: a long run must not fail at its end.
     if (!o.waves.file.empty()) {
@@ -188,6 +192,9 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
         }
       }
     }
+    if (replay.data_check().failed())
+      info.data_mismatch = "collective '" + replay.data_check().collective +
+                           "': " + replay.data_check().first->text();
     nlohmann::json report = make_report(spec, *platform, replay, info);
     if (!o.out_dir.empty()) {
       write_file_atomically(o.out_dir + "/report.json", report.dump(2) + "\n");

@@ -13,6 +13,7 @@
 #include "tb/common/files.h"
 #include "tb/config/platform_spec.h"
 #include "tb/observe/wave_recorder.h"
+#include "tb/replay/replay.h"
 
 namespace wafersim::tb {
 
@@ -28,6 +29,7 @@ struct RunOptions {
   std::string timeline;                // Perfetto / Chrome trace-event JSON when set
   bool plots = false;                  // PNG pictures into out_dir
   bool progress = false;               // an updating progress line on stderr for long runs
+  DataOptions data;                    // --data: real values through the collectives, checked
 };
 
 // The platform of a run: --platform or the ASTRA-sim pair, with --set overrides and --fidelity
