@@ -1,7 +1,7 @@
 // Whole-run timings of the issues' speed cases, printed as figures (docs/performance.md). Each case
 // runs `wafersim` as a child process (SystemC elaborates once per process) and reads its report
 // and its peak RSS and CPU time.
-// Usage: wafersim_bench [path/to/wafersim] [all | collectives | traffic | waves]
+// Usage: wafersim_bench [path/to/wafersim] [all | collectives | traffic | waves | import | data]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,7 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "models/collectives/msccl.h"
+#include "models/collectives/symbolic.h"
 #include "tb/chakra/generator.h"
+#include "tb/collectives/msccl_xml.h"
 
 namespace {
 
@@ -126,6 +129,55 @@ void waves(const std::string& wafersim, const std::string& dir) {
             run(wafersim, "run", base + " --timeline " + dir + "/w3/t.json", dir + "/w3"));
 }
 
+double cpu_seconds() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
+         usage.ru_stime.tv_usec / 1e6;
+}
+
+// MSCCL XML import, in this process: msccl-tools' 128-GPU ring all-reduce (bench/data) read, turned
+// into a plan and proved by the symbolic executor.
+void import(const std::string& dir) {
+  const std::string xml = dir + "/ar_ring_128.xml";
+  std::system(("mkdir -p " + dir +
+               " && gzip -dc bench/data/msccl-tools_allreduce_a100_ring_128_1_1.xml.gz > " + xml)
+                  .c_str());
+  namespace collectives = wafersim::collectives;
+  double t0 = cpu_seconds();
+  const auto algos = wafersim::tb::read_msccl_xml(xml);
+  double t1 = cpu_seconds();
+  const collectives::Plan plan = collectives::msccl::to_plan(algos.at(0), 1 << 30);
+  double t2 = cpu_seconds();
+  const std::string problem = collectives::check_plan(plan, collectives::Collective::AllReduce);
+  double t3 = cpu_seconds();
+  size_t ops = 0;
+  for (const auto& r : plan.ranks) ops += r.ops.size();
+  std::printf(
+      "MSCCL import, msccl-tools ring all-reduce 128 GPUs (%zu ops): read XML %.3f CPU-s, plan "
+      "%.3f CPU-s, proof %.3f CPU-s (%s)\n",
+      ops, t1 - t0, t2 - t1, t3 - t2, problem.empty() ? "correct" : problem.c_str());
+}
+
+// Data mode against timing only, on the same run.
+void data(const std::string& wafersim, const std::string& dir) {
+  wafersim::chakra::MicrobenchmarkSpec spec;
+  spec.bytes = 64ull << 20;
+  spec.ranks = 64;
+  wafersim::chakra::write_microbenchmark(dir + "/data/ar", spec);
+  const std::string base =
+      "--platform configs/ring_8npus.yaml --set network.npus=64 network.link_bandwidth_gbps=50 "
+      "collectives.dataset_splits=4 --fidelity packet --workload " +
+      dir + "/data/ar";
+  print_run("64-NPU ring all-reduce 64 MiB, 4 chunks, packet",
+            run(wafersim, "run", base, dir + "/d0"));
+  print_run("  same, --data (fp32, 16 values per block)",
+            run(wafersim, "run", base + " --data", dir + "/d1"));
+  print_run(
+      "  same, --data --data-type bf16 --data-elements 1024",
+      run(wafersim, "run", base + " --data --data-type bf16 --data-elements 1024", dir + "/d2"));
+}
+
 }  // namespace
 
 // libsystemc (linked through the testbench library) references sc_main; the bench never elaborates.
@@ -140,5 +192,7 @@ int main(int argc, char** argv) {
   if (which == "all" || which == "collectives") collectives(wafersim, dir);
   if (which == "all" || which == "traffic") traffic(wafersim, dir);
   if (which == "all" || which == "waves") waves(wafersim, dir);
+  if (which == "all" || which == "import") import(dir);
+  if (which == "all" || which == "data") data(wafersim, dir);
   return 0;
 }
