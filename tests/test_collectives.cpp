@@ -96,9 +96,9 @@ TEST(Collectives, RingStepsFollowTheRing) {
           EXPECT_EQ(p.peer_of(r, op), (r + 3) % 4);
           ++recvs;
         }
-        reduces += op.kind == OpKind::Reduce;
       }
-      EXPECT_EQ(sends, 6);  // 2(n-1) steps
+      for (const DataRef& d : p.of(r).data) reduces += d.reduce;  // receives that combine
+      EXPECT_EQ(sends, 6);                                        // 2(n-1) steps
       EXPECT_EQ(recvs, 6);
       EXPECT_EQ(reduces, 3);  // the reduce-scatter half
       EXPECT_GE(sent, 6 * 1024u);

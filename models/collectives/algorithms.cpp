@@ -131,9 +131,9 @@ class ChunkWriter {
     return add(rank, {OpKind::Copy, -1, 0, 0}, std::move(deps),
                data(b, Buffer::Input, Buffer::Output, false));
   }
-  // The reduction engine's time for combining a received `b`.
-  uint32_t reduce(int rank, Blocks b, std::vector<uint32_t> deps) {
-    return add(rank, {OpKind::Reduce, -1, bytes(b), 0}, std::move(deps), {});
+  // An op that only waits for `deps` (several receives that combine into one block).
+  uint32_t join(int rank, std::vector<uint32_t> deps) {
+    return add(rank, {OpKind::Nop, -1, 0, 0}, std::move(deps), {});
   }
   bool holds(int rank) const { return rank < static_cast<int>(plan_.ranks.size()); }
   int blocks() const { return blocks_; }
@@ -187,16 +187,15 @@ Blocks block(int j, int n) {
 // ----------------------------------------------------------------------------------------
 
 // Reduce-scatter around the ring, rank i ending with block i reduced over all ranks: at step k it
-// sends block i-k-1 and combines block i-k-2 from its predecessor. Returns per rank the index of
-// its last reduce.
+// sends block i-k-1 and combines block i-k-2 from its predecessor (a receive that combines takes
+// the reduction engine's time for its bytes). Returns per rank the index of its last receive.
 std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint32_t step0) {
   std::vector<int64_t> last(n, -1);
   for (int i = 0; i < n && w.holds(i); ++i) {
     int64_t prev = -1;
     for (int k = 0; k < n - 1; ++k) {
       w.send(i, mod(i + 1, n), block(i - k - 1, n), step0 + k, after(prev));
-      uint32_t r = w.recv(i, mod(i - 1, n), block(i - k - 2, n), step0 + k, after(prev), true);
-      prev = w.reduce(i, block(i - k - 2, n), {r});
+      prev = w.recv(i, mod(i - 1, n), block(i - k - 2, n), step0 + k, after(prev), true);
     }
     last[i] = prev;
   }
@@ -223,15 +222,12 @@ std::vector<int64_t> direct_reduce_scatter(ChunkWriter& w, int n, uint32_t step)
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j)
       if (j != i) w.send(i, j, block(j, n), step);
-    int64_t prev = -1;
-    for (int j = 0; j < n; ++j) {
-      if (j == i) continue;
-      uint32_t r = w.recv(i, j, block(i, n), step, {}, true);
-      std::vector<uint32_t> deps{r};
-      if (prev >= 0) deps.push_back(static_cast<uint32_t>(prev));  // one reduction unit, in order
-      prev = w.reduce(i, block(i, n), deps);
-    }
-    last[i] = prev;
+    // Every peer's part combines into block i as it arrives (one reduction engine serialises
+    // them); the chunk's next phase waits for them all.
+    std::vector<uint32_t> combined;
+    for (int j = 0; j < n; ++j)
+      if (j != i) combined.push_back(w.recv(i, j, block(i, n), step, {}, true));
+    last[i] = w.join(i, combined);
   }
   return last;
 }
@@ -263,8 +259,7 @@ std::vector<int64_t> halving_reduce_scatter(ChunkWriter& w, int n, uint32_t step
       const bool lower = (i & d) == 0;
       const Blocks keep = lower ? low : high, give = lower ? high : low;
       w.send(i, i ^ d, give, step, after(prev));
-      uint32_t r = w.recv(i, i ^ d, keep, step, after(prev), true);
-      prev = w.reduce(i, keep, {r});
+      prev = w.recv(i, i ^ d, keep, step, after(prev), true);
       range = keep;
     }
     last[i] = prev;
@@ -298,22 +293,17 @@ void tree_all_reduce(ChunkWriter& w, const std::vector<int>& order, Blocks b, ui
   if (b.count == 0) return;
   for (int p = 0; p < n; ++p) {
     int rank = order[p];
-    int64_t prev = -1;
-    for (int c : {2 * p + 1, 2 * p + 2}) {
-      if (c >= n) continue;
-      uint32_t r = w.recv(rank, order[c], b, step, {}, true);
-      std::vector<uint32_t> deps{r};
-      if (prev >= 0) deps.push_back(static_cast<uint32_t>(prev));
-      prev = w.reduce(rank, b, deps);
-    }
-    int64_t ready = prev;
+    std::vector<uint32_t> reduced;  // the children's parts, combined as they arrive
+    for (int c : {2 * p + 1, 2 * p + 2})
+      if (c < n) reduced.push_back(w.recv(rank, order[c], b, step, {}, true));
+    std::vector<uint32_t> ready = reduced;
     if (p > 0) {
       int parent = order[(p - 1) / 2];
-      w.send(rank, parent, b, step, after(prev));
-      ready = w.recv(rank, parent, b, step + 1);
+      w.send(rank, parent, b, step, reduced);
+      ready = {w.recv(rank, parent, b, step + 1)};
     }
     for (int c : {2 * p + 1, 2 * p + 2})
-      if (c < n) w.send(rank, order[c], b, step + 1, after(ready));
+      if (c < n) w.send(rank, order[c], b, step + 1, ready);
   }
 }
 
@@ -457,10 +447,7 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
             int pos = mod(i - q.root, n);
             int64_t prev = -1;
             if (reduce) {
-              if (pos != 1 && n > 1) {
-                uint32_t r = w.recv(i, mod(i - 1, n), all, 0, {}, true);
-                prev = w.reduce(i, all, {r});
-              }
+              if (pos != 1 && n > 1) prev = w.recv(i, mod(i - 1, n), all, 0, {}, true);
               if (pos != 0) w.send(i, mod(i + 1, n), all, 0, after(prev));
             } else {
               if (pos != 0) prev = w.recv(i, mod(i - 1, n), all, 0);
@@ -473,7 +460,7 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
             if (j == q.root) continue;
             if (reduce) {
               w.send(j, q.root, all, 0);
-              w.reduce(q.root, all, {w.recv(q.root, j, all, 0, {}, true)});
+              w.recv(q.root, j, all, 0, {}, true);
             } else {
               w.send(q.root, j, all, 0);
               w.recv(j, q.root, all, 0);

@@ -356,7 +356,6 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
         last = rp.add({OpKind::Recv, tb.recv, size, tag}, deps,
                       {0, src, dst, count, reduce ? sb : db, into, reduce});
         const uint32_t received = static_cast<uint32_t>(last);
-        if (reduce) last = rp.add({OpKind::Reduce, -1, size, 0}, {static_cast<uint32_t>(last)});
         if (sends(type)) {
           const DataRef forward = type == "rrs"
                                       ? DataRef{0, received, 0, count, Buffer::Relay, db, false}

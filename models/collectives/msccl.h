@@ -6,10 +6,10 @@
 // Translation (docs/collectives.md): a thread block's steps run in order, and a step also waits on
 // step `deps` of thread block `depid`. Each step becomes one to three plan ops:
 //   s -> Send          r -> Recv          cpy -> Copy        re -> Reduce (dst += src)
-//   rrc -> Recv combining src into dst, then the engine's Reduce time
+//   rrc -> Recv combining src into dst (a combining Recv also takes the reduction engine's time)
 //   rcs -> Recv into dst, then Send of dst
-//   rrs -> Recv combining src into a relay, Reduce time, Send of the relay (dst untouched)
-//   rrcs -> Recv combining src into dst, Reduce time, Send of dst
+//   rrs -> Recv combining src into a relay, then Send of the relay (dst untouched)
+//   rrcs -> Recv combining src into dst, then Send of dst
 //   nop -> Nop
 // The k-th sending step of a thread block with send = b on channel c meets the k-th receiving step
 // of b's thread block with recv = a on channel c; the pair gets tag (c << 16) | k.

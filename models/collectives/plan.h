@@ -28,9 +28,10 @@ const char* to_string(Buffer buffer);
 // an input, an output and a scratch buffer of `Plan::*_blocks` blocks each. An op names `count`
 // blocks of chunk `chunk`: a Send reads them from `src` from block `src_first` on; a Recv writes
 // them into `dst` from `dst_first` on, or, with `reduce`, writes there the sum of what arrived and
-// the blocks of `src` from `src_first` (MSCCL's rrc; built-ins combine in place, src = dst); a
-// Copy copies src to dst; a Reduce op with blocks adds src into dst (MSCCL's re), without blocks
-// it is only the engine's time for a receive's combining. Block ranges are cyclic within their
+// the blocks of `src` from `src_first` (MSCCL's rrc; built-ins combine in place, src = dst) and
+// takes the reduction engine's time for its bytes once the message is in; a Copy copies src to
+// dst; a Reduce op with blocks adds src into dst (MSCCL's re), without blocks it is only time (a
+// COMP of a known size in a Chakra graph). Block ranges are cyclic within their
 // buffer; in a rotational plan position p adds p to both firsts. A Recv into `Relay` keeps its
 // result for a Send whose src is `Relay` and whose `src_first` is that Recv's op index. Kept beside
 // the ops, not in them: the replay's hot path reads only Op.

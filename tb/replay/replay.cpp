@@ -430,6 +430,14 @@ void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
   CollectiveRun* run = c->run;
   size_t node = c->node;
   uint32_t op = c->op;
+  // A receive that combines (MSCCL's rrc) then takes the reduction engine for its bytes.
+  if (run && ext->kind == hw::CommandKind::Recv &&
+      trans.get_response_status() == tlm::TLM_OK_RESPONSE && run->ops->data[op].reduce) {
+    ext->kind = hw::CommandKind::Reduce;
+    trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    send_command(rank, c);
+    return;
+  }
   free_commands_.push_back(c);
   if (trans.get_response_status() != tlm::TLM_OK_RESPONSE) {
     const RankState& r = *ranks_[rank];
