@@ -64,7 +64,7 @@ const char* kRing = "tests/data/msccl/xml/nofusion/ar_ring_8_1_1.xml";
 // reduce-scatter, so it adds the first phase's data (scratch block 0) into block 8.
 const std::map<std::string, std::string> kKnownWrong = {
     {"ar_pcie_hier_8_1.xml",
-     "rank 4 op 80 (reduce, step tag 0) from gpu 4 tb 12 step 6 (line 766) combines block 0 of "
+     "rank 4 op 49 (reduce, step tag 0) from gpu 4 tb 12 step 6 (line 766) combines block 0 of "
      "its scratch with other data"}};
 
 TEST(Msccl, EveryRealAlgorithmImportsAndComputesItsCollective) {

@@ -111,19 +111,17 @@ class ChunkWriter {
     return add(rank, {OpKind::Recv, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
                data(b, Buffer::Output, Buffer::Output, false));
   }
-  // A relayed all-to-all block: received into the relay of this op, or forwarded from the relay of
-  // receive `from`; sized as block `sized_as` (its destination's index in the sender's input).
-  uint32_t recv_relay(int rank, int peer, Blocks sized_as, uint32_t step,
-                      std::vector<uint32_t> deps) {
-    return add(
-        rank, {OpKind::Recv, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
-        {chunk_, 0, 0, static_cast<uint32_t>(sized_as.count), Buffer::Relay, Buffer::Relay, false});
+  // A relayed all-to-all block, kept in scratch block `slot` until it is forwarded; sized as
+  // block `sized_as` (its destination's index in the sender's input).
+  uint32_t recv_to_scratch(int rank, int peer, uint32_t slot, Blocks sized_as, uint32_t step,
+                           std::vector<uint32_t> deps) {
+    return add(rank, {OpKind::Recv, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
+               {chunk_, slot, slot, 1, Buffer::Scratch, Buffer::Scratch, false});
   }
-  uint32_t send_relay(int rank, int peer, uint32_t from, Blocks sized_as, uint32_t step,
-                      std::vector<uint32_t> deps) {
+  uint32_t send_from_scratch(int rank, int peer, uint32_t slot, Blocks sized_as, uint32_t step,
+                             std::vector<uint32_t> deps) {
     return add(rank, {OpKind::Send, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
-               {chunk_, from, 0, static_cast<uint32_t>(sized_as.count), Buffer::Relay,
-                Buffer::Output, false});
+               {chunk_, slot, slot, 1, Buffer::Scratch, Buffer::Output, false});
   }
   // A rank's own all-to-all block, from its input to its output. Timed as free, as ASTRA-sim and
   // the analytical model do (the NPU's memory would time `bytes(b)`).
@@ -310,40 +308,42 @@ void tree_all_reduce(ChunkWriter& w, const std::vector<int>& order, Blocks b, ui
 // All-to-all as ASTRA-sim's ring runs it: every message goes to the next rank, one at a time (a
 // rank sends its next message when its previous receive has arrived). In phase p rank i sends the
 // blocks rank i - p addressed beyond i, nearest first: its own in phase 0, then those it received
-// in phase p - 1 (kept in relays), n(n - 1) / 2 messages in all; the block addressed to i itself
-// lands in its output.
+// in phase p - 1, n(n - 1) / 2 messages in all. The block addressed to i itself lands in its
+// output; the others wait in scratch blocks, one each ((n - 1)(n - 2) / 2 per chunk).
 void ring_relay_all_to_all(ChunkWriter& w, int n) {
   for (int i = 0; i < n && w.holds(i); ++i) {
     w.copy_own(i, block(i, n));
     const int next = mod(i + 1, n), prev = mod(i - 1, n);
-    std::vector<uint32_t> relays,
-        received;  // this phase's and the last phase's relays, by distance
+    // Last phase's relayed blocks by distance from i: (receive op, scratch slot).
+    std::vector<std::pair<uint32_t, uint32_t>> held, kept;
     int64_t last_recv = -1;
-    uint32_t step = 0;
+    uint32_t step = 0, slots = 0;
     for (int p = 0; p + 1 < n; ++p) {
-      // Sends: distance m = 1 .. n - 1 - p from i, for the blocks of rank i - p.
       for (int m = 1; m <= n - 1 - p; ++m, ++step) {
         const Blocks dst = block(i + m, n);
         std::vector<uint32_t> deps = after(last_recv);
         if (p == 0) {
           w.send_from(Buffer::Input, i, next, dst, step, deps);
         } else {
-          if (deps.empty() || deps[0] != received[m]) deps.push_back(received[m]);
-          w.send_relay(i, next, received[m], dst, step, deps);
+          const auto [received, slot] = held[m];
+          if (deps.empty() || deps[0] != received) deps.push_back(received);
+          w.send_from_scratch(i, next, slot, dst, step, deps);
         }
-        // The matching receive from the previous rank: its m-th message of phase p, for block
-        // distance m - 1 beyond i.
-        const int src = i - 1 - p;
-        if (m == 1)
-          last_recv = w.recv_sized(i, prev, block(src, n), block(i, n), step, after(last_recv));
-        else
-          last_recv = w.recv_relay(i, prev, block(i + m - 1, n), step, after(last_recv));
-        relays.push_back(static_cast<uint32_t>(last_recv));
+        // The matching receive: the previous rank's m-th message of phase p, addressed m - 1
+        // ranks beyond i.
+        if (m == 1) {
+          last_recv =
+              w.recv_sized(i, prev, block(i - 1 - p, n), block(i, n), step, after(last_recv));
+          kept.push_back({0, 0});
+        } else {
+          last_recv = w.recv_to_scratch(i, prev, slots, block(i + m - 1, n), step,
+                                        after(last_recv));
+          kept.push_back({static_cast<uint32_t>(last_recv), slots++});
+        }
       }
-      // relays[m - 1] holds the block at distance m - 1; forwarded next phase at distance m - 1.
-      received.assign(1, 0);
-      for (size_t k = 1; k < relays.size(); ++k) received.push_back(relays[k]);
-      relays.clear();
+      held.assign(1, {0, 0});  // held[m]: the block at distance m, forwarded next phase
+      for (size_t k = 1; k < kept.size(); ++k) held.push_back(kept[k]);
+      kept.clear();
     }
   }
 }
@@ -548,6 +548,8 @@ Plan build_plan(const CollectiveRequest& q) {
   if (q.collective == Collective::AllGather) plan.input_blocks = 1;
   if (q.collective == Collective::ReduceScatter) plan.output_blocks = 1;
   plan.in_place = q.collective != Collective::AllToAll;
+  if (q.collective == Collective::AllToAll && q.algorithm == Algorithm::Ring)
+    plan.scratch_blocks = static_cast<uint32_t>((q.ranks - 1) * (q.ranks - 2) / 2);
   const Buffer work = q.collective == Collective::ReduceScatter ? Buffer::Input : Buffer::Output;
   const int held = static_cast<int>(plan.ranks.size());
   std::vector<std::vector<uint32_t>> chunk_end(held);  // per rank: the Nop closing each chunk

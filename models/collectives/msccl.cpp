@@ -100,6 +100,10 @@ Shape shape_of(const Algorithm& a, Collective c) {
 // A step's address: (gpu, thread block, step).
 using StepId = std::tuple<int, int, int>;
 
+// done[][] markers: a step not emitted yet, and a nop folded into the next step.
+constexpr int64_t kNotYet = -1;
+constexpr int64_t kFolded = -2;
+
 }  // namespace
 
 std::string place(const Gpu& gpu, const ThreadBlock& tb, const Step& step) {
@@ -233,16 +237,26 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
       }
   }
 
-  // Pair sending and receiving steps per (sender, receiver, channel), in order.
-  auto block_bytes = [&](int64_t cnt) {
-    const uint64_t whole =
-        collective == Collective::AllGather ? bytes * static_cast<uint64_t>(n) : bytes;
-    const uint64_t per = static_cast<uint64_t>(std::max(shape.input, shape.output));
-    const auto b = static_cast<uint64_t>(static_cast<unsigned __int128>(whole) *
-                                         static_cast<uint64_t>(cnt) / std::max<uint64_t>(per, 1));
-    return std::max<uint64_t>(b, 1);
+  // Bytes: block j of the collective's data (indices of the larger buffer) holds its share of
+  // the whole, as the built-in algorithms cut it (the shares add up to the whole); a smaller
+  // in-place buffer is rank r's slot of the larger one. Scratch blocks count as block j mod K.
+  const uint64_t whole =
+      collective == Collective::AllGather ? bytes * static_cast<uint64_t>(n) : bytes;
+  const uint64_t per =
+      static_cast<uint64_t>(std::max<int64_t>(1, std::max(shape.input, shape.output)));
+  auto share = [&](uint64_t j) { return whole / per + (j % per < whole % per ? 1 : 0); };
+  auto sized = [&](int r, char buf, int64_t off, int64_t cnt) {
+    uint64_t base = 0;
+    if (a.inplace && buf == 'i' && shape.input < shape.output)
+      base = static_cast<uint64_t>(r) * shape.input;
+    if (a.inplace && buf == 'o' && shape.output < shape.input)
+      base = static_cast<uint64_t>(r) * shape.output;
+    uint64_t total = 0;
+    for (int64_t t = 0; t < cnt; ++t) total += share(base + static_cast<uint64_t>(off + t));
+    return std::max<uint64_t>(total, 1);
   };
   std::map<StepId, uint32_t> send_tag, recv_tag;
+  std::vector<std::pair<StepId, StepId>> pairs;  // (sending step, receiving step)
   for (int r = 0; r < n; ++r)
     for (const ThreadBlock* tb : tbs[r]) {
       if (tb->send < 0) continue;
@@ -283,6 +297,7 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
         const uint32_t tag = (static_cast<uint32_t>(tb->chan) << 16) | static_cast<uint32_t>(k);
         send_tag[{r, tb->id, out[k]->s}] = tag;
         recv_tag[{to, peer_tb->id, in[k]->s}] = tag;
+        pairs.push_back({{r, tb->id, out[k]->s}, {to, peer_tb->id, in[k]->s}});
       }
     }
   // A receive whose thread block's peer sends nothing on that channel.
@@ -293,6 +308,29 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
           throw problem(place(*gpus[r], *tb, st), "receives from gpu " + std::to_string(tb->recv) +
                                                       " on channel " + std::to_string(tb->chan) +
                                                       ", which sends nothing there");
+
+  // Message sizes: a plain send's from its blocks; a receive takes its sender's; a step that
+  // forwards what it received (rcs, rrs, rrcs) sends that size on, so sizes follow the chains.
+  std::map<StepId, uint64_t> message_bytes, received_bytes;
+  for (int r = 0; r < n; ++r)
+    for (const ThreadBlock* tb : tbs[r])
+      for (const Step& st : tb->steps)
+        if (sends(st.type))
+          message_bytes[{r, tb->id, st.s}] =
+              st.type == "s" ? sized(r, st.srcbuf, st.srcoff, st.cnt)
+                             : sized(r, st.type == "rrs" ? st.srcbuf : st.dstbuf,
+                                     st.type == "rrs" ? st.srcoff : st.dstoff, st.cnt);
+  for (size_t round = 0, changed = 1; changed && round <= pairs.size(); ++round) {
+    changed = 0;
+    for (const auto& [from, to] : pairs) {
+      const uint64_t b = message_bytes.at(from);
+      auto [it, added] = received_bytes.emplace(to, b);
+      if (!added && it->second != b) it->second = b, changed = 1;
+      if (added) changed = 1;
+      auto forward = message_bytes.find(to);
+      if (forward != message_bytes.end() && forward->second != b) forward->second = b, changed = 1;
+    }
+  }
 
   Plan plan;
   plan.algorithm = "msccl:" + a.name;
@@ -310,7 +348,8 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
     RankPlan& rp = plan.ranks[r];
     // Steps in an order that respects both dependency kinds (Kahn), emitting their ops.
     const size_t t_count = tbs[r].size();
-    std::vector<std::vector<int64_t>> done(t_count);  // per step: the op others wait on
+    std::vector<std::vector<int64_t>> done(t_count);      // per step: the op others wait on
+    std::vector<std::vector<uint32_t>> carried(t_count);  // what a folded nop waited for
     std::vector<std::vector<int>> pending(t_count);
     // Ready steps, lowest (tb, step) first: the order is deterministic.
     std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, std::greater<>>
@@ -319,7 +358,7 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
     size_t total = 0;
     for (size_t t = 0; t < t_count; ++t) {
       const auto& steps = tbs[r][t]->steps;
-      done[t].assign(steps.size(), -1);
+      done[t].assign(steps.size(), kNotYet);
       pending[t].assign(steps.size(), 0);
       total += steps.size();
       for (const Step& st : steps) {
@@ -338,12 +377,20 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
       ready.pop();
       const ThreadBlock& tb = *tbs[r][t];
       const Step& st = tb.steps[s];
+      // Dependencies in order, each once: the step before in the thread block (or what a folded
+      // nop before it waited for), then the cross-block one.
       std::vector<uint32_t> deps;
-      if (s > 0) deps.push_back(static_cast<uint32_t>(done[t][s - 1]));
-      if (st.depid >= 0) deps.push_back(static_cast<uint32_t>(done[st.depid][st.deps]));
-      std::sort(deps.begin(), deps.end());
-      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      const uint64_t size = st.type == "nop" ? 0 : block_bytes(st.cnt);
+      auto depend = [&](uint32_t d) {
+        if (std::find(deps.begin(), deps.end(), d) == deps.end()) deps.push_back(d);
+      };
+      if (s > 0) {
+        if (done[t][s - 1] >= 0)
+          depend(static_cast<uint32_t>(done[t][s - 1]));
+        else
+          for (uint32_t d : carried[t]) depend(d);
+      }
+      if (st.depid >= 0) depend(static_cast<uint32_t>(done[st.depid][st.deps]));
+      const StepId id{r, t, s};
       const uint32_t count = st.type == "nop" ? 0 : static_cast<uint32_t>(st.cnt);
       const auto src = static_cast<uint32_t>(st.srcoff), dst = static_cast<uint32_t>(st.dstoff);
       const Buffer sb = buffer_of(st.srcbuf), db = buffer_of(st.dstbuf);
@@ -353,28 +400,35 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
         const uint32_t tag = recv_tag.at({r, t, s});
         const bool reduce = type == "rrc" || type == "rrs" || type == "rrcs";
         const Buffer into = type == "rrs" ? Buffer::Relay : db;
-        last = rp.add({OpKind::Recv, tb.recv, size, tag}, deps,
+        last = rp.add({OpKind::Recv, tb.recv, received_bytes.at(id), tag}, deps,
                       {0, src, dst, count, reduce ? sb : db, into, reduce});
         const uint32_t received = static_cast<uint32_t>(last);
         if (sends(type)) {
           const DataRef forward = type == "rrs"
                                       ? DataRef{0, received, 0, count, Buffer::Relay, db, false}
                                       : DataRef{0, dst, dst, count, db, db, false};
-          last = rp.add({OpKind::Send, tb.send, size, send_tag.at({r, t, s})},
+          last = rp.add({OpKind::Send, tb.send, message_bytes.at(id), send_tag.at(id)},
                         {static_cast<uint32_t>(last)}, forward);
         }
       } else if (type == "s") {
-        last = rp.add({OpKind::Send, tb.send, size, send_tag.at({r, t, s})}, deps,
+        last = rp.add({OpKind::Send, tb.send, message_bytes.at(id), send_tag.at(id)}, deps,
                       {0, src, dst, count, sb, db, false});
       } else if (type == "cpy") {
-        last = rp.add({OpKind::Copy, -1, size, 0}, deps, {0, src, dst, count, sb, db, false});
+        last = rp.add({OpKind::Copy, -1, sized(r, st.srcbuf, st.srcoff, st.cnt), 0}, deps,
+                      {0, src, dst, count, sb, db, false});
       } else if (type == "re") {
-        last = rp.add({OpKind::Reduce, -1, size, 0}, deps, {0, src, dst, count, sb, db, true});
+        last = rp.add({OpKind::Reduce, -1, sized(r, st.srcbuf, st.srcoff, st.cnt), 0}, deps,
+                      {0, src, dst, count, sb, db, true});
+      } else if (s + 1 < static_cast<int>(tb.steps.size()) && !cross.count({t, s})) {
+        // A nop that only carries dependencies to the next step of its thread block (as MSCCL
+        // writes extra dependencies): the next step waits for them itself.
+        carried[t] = deps;
+        last = kFolded;
       } else {
         last = rp.add({OpKind::Nop, -1, 0, 0}, deps);
       }
       done[t][s] = last;
-      (*origins)[r].resize(rp.ops.size(), place(g, tb, st));
+      if (last >= 0) (*origins)[r].resize(rp.ops.size(), place(g, tb, st));
       ++emitted;
       auto release = [&](int tt, int ss) {
         if (--pending[tt][ss] == 0) ready.push({tt, ss});
@@ -388,7 +442,7 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
       // Name a step that never became ready: it sits on a dependency cycle or waits on one.
       for (size_t t = 0; t < t_count; ++t)
         for (const Step& st : tbs[r][t]->steps)
-          if (done[t][st.s] < 0)
+          if (done[t][st.s] == kNotYet)
             throw problem(place(g, *tbs[r][t], st),
                           "never runs: its dependencies form a cycle (through tb " +
                               std::to_string(st.depid >= 0 ? st.depid : static_cast<int>(t)) + ")");
