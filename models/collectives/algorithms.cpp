@@ -26,6 +26,15 @@ const char* to_string(Collective c) {
   return "?";
 }
 
+Collective collective_from_string(const std::string& text) {
+  for (Collective c : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
+                       Collective::AllToAll, Collective::Broadcast, Collective::Reduce})
+    if (text == to_string(c)) return c;
+  throw std::invalid_argument("unknown collective '" + text +
+                              "' (expected all_reduce, all_gather, reduce_scatter, all_to_all, "
+                              "broadcast or reduce)");
+}
+
 const char* to_string(Algorithm a) {
   switch (a) {
     case Algorithm::Ring:
@@ -121,12 +130,12 @@ class ChunkWriter {
   uint32_t send_from_scratch(int rank, int peer, uint32_t slot, Blocks sized_as, uint32_t step,
                              std::vector<uint32_t> deps) {
     return add(rank, {OpKind::Send, peer, bytes(sized_as), tag_base_ + step}, std::move(deps),
-               {chunk_, slot, slot, 1, Buffer::Scratch, Buffer::Output, false});
+               {chunk_, slot, slot, 1, Buffer::Scratch, Buffer::Scratch, false});
   }
-  // A rank's own all-to-all block, from its input to its output. Timed as free, as ASTRA-sim and
-  // the analytical model do (the NPU's memory would time `bytes(b)`).
+  // A rank's own all-to-all block, from its input to its output, through the NPU's memory (no
+  // other op waits for it).
   uint32_t copy_own(int rank, Blocks b, std::vector<uint32_t> deps = {}) {
-    return add(rank, {OpKind::Copy, -1, 0, 0}, std::move(deps),
+    return add(rank, {OpKind::Copy, -1, bytes(b), 0}, std::move(deps),
                data(b, Buffer::Input, Buffer::Output, false));
   }
   // An op that only waits for `deps` (several receives that combine into one block).
@@ -336,8 +345,8 @@ void ring_relay_all_to_all(ChunkWriter& w, int n) {
               w.recv_sized(i, prev, block(i - 1 - p, n), block(i, n), step, after(last_recv));
           kept.push_back({0, 0});
         } else {
-          last_recv = w.recv_to_scratch(i, prev, slots, block(i + m - 1, n), step,
-                                        after(last_recv));
+          last_recv =
+              w.recv_to_scratch(i, prev, slots, block(i + m - 1, n), step, after(last_recv));
           kept.push_back({static_cast<uint32_t>(last_recv), slots++});
         }
       }

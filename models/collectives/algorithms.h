@@ -17,6 +17,8 @@ enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast
 enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree, Pairwise };
 
 const char* to_string(Collective c);
+// all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce; std::invalid_argument.
+Collective collective_from_string(const std::string& text);
 const char* to_string(Algorithm a);
 // Accepts wafersim names (ring, direct, halving_doubling, double_binary_tree, pairwise) and
 // ASTRA-sim's

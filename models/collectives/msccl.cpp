@@ -460,4 +460,146 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
   return plan;
 }
 
+Algorithm from_plan(const Plan& plan, Collective collective, const std::string& name) {
+  if (plan.chunks != 1)
+    throw std::invalid_argument(
+        "MSCCL XML holds one loop of an algorithm: build the plan with "
+        "one dataset split, not " +
+        std::to_string(plan.chunks));
+  const int n = plan.size();
+  Algorithm a;
+  a.name = name;
+  a.coll = coll_name(collective);
+  a.ngpus = n;
+  a.nchunksperloop = std::max(plan.input_blocks, plan.output_blocks);
+  a.inplace = plan.in_place;
+  // Channels: the k-th message from a to b (by tag, then op order) travels on channel k.
+  std::vector<std::vector<int>> channel(n);
+  int channels = 1;
+  for (int dir = 0; dir < 2; ++dir)
+    for (int p = 0; p < n; ++p) {
+      const RankPlan& rp = plan.of(p);
+      channel[p].resize(rp.ops.size(), 0);
+      const OpKind kind = dir == 0 ? OpKind::Send : OpKind::Recv;
+      std::map<int, std::vector<std::pair<uint32_t, uint32_t>>> by_peer;  // peer -> (tag, op)
+      for (uint32_t k = 0; k < rp.ops.size(); ++k)
+        if (rp.ops[k].kind == kind)
+          by_peer[plan.peer_of(p, rp.ops[k])].push_back({rp.ops[k].tag, k});
+      for (auto& [peer, list] : by_peer) {
+        std::sort(list.begin(), list.end());
+        for (size_t i = 0; i < list.size(); ++i) channel[p][list[i].second] = static_cast<int>(i);
+        channels = std::max(channels, static_cast<int>(list.size()));
+      }
+    }
+  a.nchannels = channels;
+  auto buffer_char = [](Buffer b) {
+    return b == Buffer::Input ? 'i' : b == Buffer::Output ? 'o' : 's';
+  };
+  for (int p = 0; p < n; ++p) {
+    const RankPlan& rp = plan.of(p);
+    Gpu g;
+    g.id = p;
+    g.i_chunks = plan.input_blocks;
+    g.o_chunks = plan.output_blocks;
+    // Relays become scratch blocks after the plan's own: the receive's op -> its block.
+    std::map<uint32_t, int64_t> relay_block;
+    int64_t scratch = plan.scratch_blocks;
+    for (uint32_t k = 0; k < rp.ops.size(); ++k)
+      if (rp.ops[k].kind == OpKind::Recv && rp.data[k].dst == Buffer::Relay) {
+        relay_block[k] = scratch;
+        scratch += rp.data[k].count;
+      }
+    g.s_chunks = scratch;
+    const uint32_t shift = plan.rotation > 0 ? static_cast<uint32_t>(p) : 0;
+    // (buffer, first block) of a DataRef side, absolute and checked not to wrap.
+    auto side = [&](uint32_t k, Buffer b, uint32_t first) -> std::pair<char, int64_t> {
+      const DataRef& d = rp.data[k];
+      if (b == Buffer::Relay) {
+        const uint32_t from = rp.ops[k].kind == OpKind::Recv ? k : first;
+        return {'s', relay_block.at(from)};
+      }
+      const uint32_t size = b == Buffer::Input    ? plan.input_blocks
+                            : b == Buffer::Output ? plan.output_blocks
+                                                  : plan.scratch_blocks;
+      const uint32_t start = size == 0 ? first : (first + shift) % size;
+      if (d.count > 0 && start + static_cast<uint64_t>(d.count) > size)
+        throw std::invalid_argument("position " + std::to_string(p) + " op " + std::to_string(k) +
+                                    " names blocks that wrap around its " + to_string(b) +
+                                    ": MSCCL steps name contiguous chunks");
+      return {buffer_char(b), start};
+    };
+    for (uint32_t k = 0; k < rp.ops.size(); ++k) {
+      const Op& op = rp.ops[k];
+      const DataRef& d = rp.data[k];
+      ThreadBlock tb;
+      tb.id = static_cast<int>(k);
+      tb.chan = 0;
+      Step main;
+      main.cnt = d.count;
+      switch (op.kind) {
+        case OpKind::Send:
+          main.type = "s";
+          tb.send = plan.peer_of(p, op);
+          tb.chan = channel[p][k];
+          break;
+        case OpKind::Recv:
+          main.type = d.reduce ? "rrc" : "r";
+          tb.recv = plan.peer_of(p, op);
+          tb.chan = channel[p][k];
+          break;
+        case OpKind::Copy:
+          main.type = "cpy";
+          break;
+        case OpKind::Reduce:
+          if (d.count == 0)
+            throw std::invalid_argument("position " + std::to_string(p) + " op " +
+                                        std::to_string(k) +
+                                        " is a reduction's time without its data (from a Chakra "
+                                        "graph): MSCCL has no step for it");
+          main.type = "re";
+          break;
+        case OpKind::Compute:
+          throw std::invalid_argument("position " + std::to_string(p) + " op " + std::to_string(k) +
+                                      " is compute of a fixed duration (from a Chakra graph): "
+                                      "MSCCL has no step for it");
+        case OpKind::Nop:
+          main.type = "nop";
+          break;
+      }
+      if (main.type != "nop") {
+        std::tie(main.srcbuf, main.srcoff) = side(k, d.src, d.src_first);
+        std::tie(main.dstbuf, main.dstoff) = side(k, d.dst, d.dst_first);
+      } else {
+        main.srcoff = main.dstoff = -1;
+        main.cnt = 0;
+      }
+      // Dependencies: all but the last on nop steps before the main one, the last on it.
+      const DepRange deps = rp.deps(k);
+      for (size_t i = 0; i < deps.size(); ++i) {
+        Step& step = i + 1 < deps.size() ? tb.steps.emplace_back() : main;
+        if (&step != &main) {
+          step.type = "nop";
+          step.srcoff = step.dstoff = -1;
+          step.cnt = 0;
+        }
+        step.depid = static_cast<int>(deps[i]);
+        step.deps = -1;  // filled below, once every thread block's length is known
+      }
+      tb.steps.push_back(main);
+      for (size_t s = 0; s < tb.steps.size(); ++s) tb.steps[s].s = static_cast<int>(s);
+      g.tbs.push_back(std::move(tb));
+    }
+    // A dependency names the last step of the depended-on op's thread block; mark those.
+    for (ThreadBlock& tb : g.tbs)
+      for (Step& st : tb.steps)
+        if (st.depid >= 0) {
+          ThreadBlock& target = g.tbs[st.depid];
+          st.deps = static_cast<int>(target.steps.size()) - 1;
+          target.steps.back().hasdep = true;
+        }
+    a.gpus.push_back(std::move(g));
+  }
+  return a;
+}
+
 }  // namespace wafersim::collectives::msccl

@@ -68,6 +68,16 @@ std::string coll_name(Collective c);
 // sends and receives that do not pair up.
 Plan to_plan(const Algorithm& algo, uint64_t bytes);
 
+// `plan` as MSCCL-IR, for `collective` (Custom writes coll="custom"). Every op becomes one thread
+// block of its own: its dependencies beyond the first are carried by nop steps before it (which
+// to_plan folds back), and every message between two gpus has a channel of its own, so the
+// file's pairing and ordering are exactly the plan's; to_plan of the result gives the same ops,
+// sizes, data and dependencies (tags are renumbered). A relay becomes a scratch block. Throws
+// std::invalid_argument for what MSCCL cannot say: several chunks (MSCCL runs one loop of the
+// algorithm; build the plan with one dataset split), a compute op of fixed duration or a
+// reduction's time without its data (from Chakra graphs), blocks that wrap around their buffer.
+Algorithm from_plan(const Plan& plan, Collective collective, const std::string& name);
+
 // Where a problem sits, for messages: "gpu 2 tb 1 step 3 (line 40)".
 std::string place(const Gpu& gpu, const ThreadBlock& tb, const Step& step);
 

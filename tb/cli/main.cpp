@@ -15,6 +15,7 @@
 #include "tb/chakra/workload_check.h"
 #include "tb/cli/check.h"
 #include "tb/cli/validators.h"
+#include "tb/collectives/export_collective.h"
 #include "tb/common/error_path.h"
 #include "tb/common/stop_signals.h"
 #include "tb/run/run.h"
@@ -193,6 +194,34 @@ int dispatch(int argc, char* argv[]) {
 
   tb::RunOptions check;
   std::string check_deps = "all";
+  tb::ExportOptions export_options;
+  auto* export_cmd = app.add_subcommand(
+      "export-collective",
+      "write the plan a platform runs for one collective as MSCCL XML or Chakra graphs");
+  export_cmd->add_option("--platform", export_options.platform.platform,
+                         "wafersim platform YAML (configs/*.yaml)");
+  export_cmd->add_option("--astra-network", export_options.platform.astra_network,
+                         "ASTRA-sim analytical network .yml");
+  export_cmd->add_option("--astra-system", export_options.platform.astra_system,
+                         "ASTRA-sim system .json");
+  export_cmd
+      ->add_option("--set", export_options.platform.overrides,
+                   "override a platform key: section.key=value")
+      ->take_all();
+  export_cmd
+      ->add_option("--collective", export_options.collective,
+                   "all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce")
+      ->required();
+  export_cmd
+      ->add_option("--size", export_options.bytes,
+                   "bytes (Chakra's comm_size: for all_gather, each rank's part)")
+      ->required()
+      ->check(tb::whole_number(1, 1ull << 50));
+  export_cmd->add_option("--root", export_options.root, "root rank of broadcast / reduce");
+  export_cmd->add_option("--format", export_options.format, "msccl | chakra")
+      ->required()
+      ->check(CLI::IsMember({"msccl", "chakra"}));
+  export_cmd->add_option("--out", export_options.out_dir, "output folder")->required();
   auto* check_cmd = app.add_subcommand(
       "check", "validate a workload against a platform without simulating it (a trace linter)");
   add_workload_options(check_cmd, check, check_deps);
@@ -222,6 +251,7 @@ int dispatch(int argc, char* argv[]) {
     run.data.type = collectives::element_from_string(data_type);
     return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
   }
+  if (*export_cmd) return tb::export_collective(export_options, std::cout);
   if (*check_cmd) {
     check.workload.dependencies = dependency_mode(check_deps);
     return tb::check_workload_command(check, std::cout, std::cerr);

@@ -19,49 +19,55 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
   q.bytes = node.comm_size.value_or(0);
   q.splits = config_.dataset_splits;
   q.active_chunks = config_.active_chunks;
-  // Which algorithm setting serves each Chakra collective.
-  struct Choice {
-    Collective collective;
-    Implementation CollectiveConfig::*algorithm;
-    const char* setting;
-  };
-  Choice choice;
   switch (static_cast<CollectiveKind>(node.comm_type.value_or(-1))) {
     case CollectiveKind::AllReduce:
-      choice = {Collective::AllReduce, &CollectiveConfig::all_reduce, "collectives.all_reduce"};
+      q.collective = Collective::AllReduce;
       break;
     case CollectiveKind::Barrier:  // a one-byte-per-rank all-reduce
-      choice = {Collective::AllReduce, &CollectiveConfig::all_reduce, "collectives.all_reduce"};
+      q.collective = Collective::AllReduce;
       q.bytes = static_cast<uint64_t>(group_size);
       q.splits = 1;
       break;
     case CollectiveKind::AllGather:
-      choice = {Collective::AllGather, &CollectiveConfig::all_gather, "collectives.all_gather"};
+      q.collective = Collective::AllGather;
       break;
     case CollectiveKind::ReduceScatter:
     case CollectiveKind::ReduceScatterBlock:
-      choice = {Collective::ReduceScatter, &CollectiveConfig::reduce_scatter,
-                "collectives.reduce_scatter"};
+      q.collective = Collective::ReduceScatter;
       break;
     case CollectiveKind::AllToAll:
-      choice = {Collective::AllToAll, &CollectiveConfig::all_to_all, "collectives.all_to_all"};
+      q.collective = Collective::AllToAll;
       break;
     case CollectiveKind::Broadcast:
-      choice = {Collective::Broadcast, &CollectiveConfig::broadcast, "collectives.broadcast"};
+      q.collective = Collective::Broadcast;
       break;
     case CollectiveKind::Reduce:
-      choice = {Collective::Reduce, &CollectiveConfig::reduce, "collectives.reduce"};
+      q.collective = Collective::Reduce;
       break;
     default:
       throw InputError(file, "node " + std::to_string(node.id),
                        "collective comm_type " + std::to_string(node.comm_type.value_or(-1)) +
                            " is not supported");
   }
-  q.collective = choice.collective;
-  const Implementation& impl = config_.*choice.algorithm;
-  q.algorithm = impl.algorithm;
-  const char* setting = choice.setting;
   if (node.root) q.root = static_cast<int>(*node.root);
+  return plan(q, file, "node " + std::to_string(node.id) + " ('" + node.name + "')");
+}
+
+PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std::string& file,
+                                     const std::string& item) {
+  // Which setting serves each collective.
+  static const std::map<Collective, std::pair<Implementation CollectiveConfig::*, const char*>>
+      settings = {
+          {Collective::AllReduce, {&CollectiveConfig::all_reduce, "collectives.all_reduce"}},
+          {Collective::AllGather, {&CollectiveConfig::all_gather, "collectives.all_gather"}},
+          {Collective::ReduceScatter,
+           {&CollectiveConfig::reduce_scatter, "collectives.reduce_scatter"}},
+          {Collective::AllToAll, {&CollectiveConfig::all_to_all, "collectives.all_to_all"}},
+          {Collective::Broadcast, {&CollectiveConfig::broadcast, "collectives.broadcast"}},
+          {Collective::Reduce, {&CollectiveConfig::reduce, "collectives.reduce"}}};
+  const auto& [field, setting] = settings.at(q.collective);
+  const Implementation& impl = config_.*field;
+  q.algorithm = impl.algorithm;
   // Everything the plan depends on: a barrier (one split) must not meet an all-reduce of the same
   // size cut into chunks, nor a broadcast one with another root. (Imported files are read once per
   // run, so their name stands for their content.)
@@ -72,7 +78,6 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   Entry entry{nullptr, q.collective, true};
-  const std::string item = "node " + std::to_string(node.id) + " ('" + node.name + "')";
   const std::string what =
       std::string(to_string(q.collective)) + " over " + std::to_string(q.ranks) + " ranks";
   bool data_known = true;

@@ -30,6 +30,9 @@ class PlanLibrary {
   // The plan of collective node `node` (from `file`) over `group_size` ranks. Throws InputError
   // naming the file, the node and the setting that chose the algorithm.
   Entry get(const std::string& file, const chakra::TraceNode& node, int group_size);
+  // The plan of collective `q` (its algorithm field is ignored: the configuration chooses);
+  // problems are reported naming `file` and `item`.
+  Entry plan(collectives::CollectiveRequest q, const std::string& file, const std::string& item);
   // Builds the plan of every collective in `workload`.
   void prepare(const chakra::Workload& workload);
 
