@@ -15,6 +15,7 @@
 
 #include "models/collectives/msccl.h"
 #include "models/collectives/symbolic.h"
+#include "models/tacos/tacos.h"
 #include "tb/chakra/generator.h"
 #include "tb/collectives/msccl_xml.h"
 
@@ -159,6 +160,32 @@ void import(const std::string& dir) {
       ops, t1 - t0, t2 - t1, t3 - t2, problem.empty() ? "correct" : problem.c_str());
 }
 
+// TACOS all-reduce synthesis on uniform 2D meshes, 1 chunk per NPU, in this process.
+void synth() {
+  for (int side : {16, 32}) {
+    wafersim::tacos::LinkGraph g;
+    g.npus = side * side;
+    for (int v = 0; v < g.npus; ++v) {
+      const int x = v % side, y = v / side;
+      if (x > 0) g.links.push_back({v, v - 1, 500, 50});
+      if (x + 1 < side) g.links.push_back({v, v + 1, 500, 50});
+      if (y > 0) g.links.push_back({v, v - side, 500, 50});
+      if (y + 1 < side) g.links.push_back({v, v + side, 500, 50});
+    }
+    const double t0 = cpu_seconds();
+    double time_ns = 0;
+    const auto plan = wafersim::tacos::synthesize(g, wafersim::collectives::Collective::AllReduce,
+                                                  1 << 30, 1, 1, &time_ns);
+    const double t1 = cpu_seconds();
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    std::printf(
+        "TACOS all-reduce %dx%d mesh, 1 chunk per NPU: %.2f CPU-s, peak RSS %.0f MB, "
+        "synthesized %.1f us\n",
+        side, side, t1 - t0, usage.ru_maxrss / 1024.0, time_ns / 1e3);
+  }
+}
+
 // Data mode against timing only, on the same run.
 void data(const std::string& wafersim, const std::string& dir) {
   wafersim::chakra::MicrobenchmarkSpec spec;
@@ -194,5 +221,6 @@ int main(int argc, char** argv) {
   if (which == "all" || which == "waves") waves(wafersim, dir);
   if (which == "all" || which == "import") import(dir);
   if (which == "all" || which == "data") data(wafersim, dir);
+  if (which == "all" || which == "synth") synth();
   return 0;
 }

@@ -1,0 +1,72 @@
+#pragma once
+// TACOS-style collective synthesis (PAPERS.md section 4): greedy link-chunk matching over a
+// time-expanded network. Whenever a link is free, it carries a chunk its source already holds
+// (causality: held when the transfer starts) and its destination neither holds nor is being sent;
+// chunks arrive after the link's alpha + chunk / bandwidth, and a link carries one chunk at a time.
+// Links are visited in a seeded random order and pick among the candidate chunks from a seeded
+// random point, so a synthesis is deterministic for a seed.
+//
+// All-Gather is synthesized directly; Reduce-Scatter is the All-Gather of the reversed links run
+// backwards in time, each receiver combining what it gets; All-Reduce is Reduce-Scatter then
+// All-Gather. The output is a Plan the replay runs on the cycle-level fabric.
+//
+// Scale: holdings are bitsets (NPUs x chunks bits), adjacency is a link list, and a link with
+// nothing to carry sleeps until a chunk reaches its source: time and memory grow with links x
+// chunks (and the N^2 chunk destinations an all-gather must serve), with no N x N tables.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/collectives/algorithms.h"
+#include "models/collectives/plan.h"
+
+namespace wafersim::tacos {
+
+// A directed point-to-point link between two NPUs.
+struct Link {
+  int src = 0, dst = 0;
+  double alpha_ns = 0;        // latency per transfer
+  double bandwidth_gbps = 1;  // 1e9 bytes/s
+};
+
+struct LinkGraph {
+  int npus = 0;
+  std::vector<Link> links;
+};
+
+struct Options {
+  int chunks_per_npu = 1;
+  uint64_t chunk_bytes = 1 << 20;
+  uint64_t seed = 1;
+};
+
+// One chunk over one link.
+struct Transfer {
+  int link = 0;
+  uint32_t chunk = 0;  // all-gather: NPU r's chunks are r x chunks_per_npu + k
+  double start_ns = 0, end_ns = 0;
+};
+
+struct Schedule {
+  int npus = 0, chunks_per_npu = 0;
+  uint64_t chunk_bytes = 0;
+  std::vector<Transfer> transfers;  // in start order
+  double time_ns = 0;
+};
+
+// All-Gather over `graph`. Throws std::invalid_argument when some NPU can never receive some chunk
+// (naming both NPUs), or for a bad graph (a link out of range, a self-loop, bandwidth <= 0).
+Schedule all_gather(const LinkGraph& graph, const Options& options);
+
+// The homogeneous ingress bound, ceil((N - 1) C / min in-degree) x (alpha + chunk / bandwidth),
+// when every link has the same alpha and bandwidth; -1 otherwise.
+double ingress_lower_bound_ns(const LinkGraph& graph, const Options& options);
+
+// The plan of a synthesized collective (all_gather, reduce_scatter or all_reduce) of `bytes`
+// (Chakra's convention). Throws std::invalid_argument as all_gather does, or for another
+// collective. `time_ns` receives the synthesized time.
+collectives::Plan synthesize(const LinkGraph& graph, collectives::Collective collective,
+                             uint64_t bytes, int chunks_per_npu, uint64_t seed,
+                             double* time_ns = nullptr);
+
+}  // namespace wafersim::tacos
