@@ -24,6 +24,7 @@ class Platform : public sc_core::sc_module {
   int npu_count() const { return static_cast<int>(npus_.size()); }
   Npu& npu(int rank) { return *npus_.at(rank); }
   const FabricParams& fabric() const { return fabric_; }
+  const topology::Topology& topology() const { return topology_; }
   std::vector<LinkReport> link_reports() const;
   size_t buffered_units() const;
   size_t payloads_allocated() const { return pool_.allocated(); }

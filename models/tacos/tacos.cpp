@@ -163,6 +163,45 @@ Schedule all_gather(const LinkGraph& g, const Options& o) {
   return out;
 }
 
+LinkGraph link_graph(const topology::Topology& t) {
+  LinkGraph g;
+  g.npus = t.npu_count();
+  const double clock = t.spec().clock_ghz;
+  const auto& nodes = t.nodes();
+  if (t.spec().shape == topology::Shape::Switch) {
+    // Every NPU's port: its link to the switch and back.
+    const int n = g.npus;
+    std::vector<const topology::Link*> up(n, nullptr), down(n, nullptr);
+    for (const topology::Link& l : t.links()) {
+      if (nodes[l.src].kind == topology::NodeKind::Npu) up[nodes[l.src].rank] = &l;
+      if (nodes[l.dst].kind == topology::NodeKind::Npu) down[nodes[l.dst].rank] = &l;
+    }
+    for (int u = 0; u < n; ++u)
+      for (int v = 0; v < n; ++v) {
+        if (u == v || !up[u] || !down[v]) continue;
+        const double gbps =
+            std::min(up[u]->bytes_per_cycle, down[v]->bytes_per_cycle) * clock / (n - 1);
+        g.links.push_back({u, v, (up[u]->latency_cycles + down[v]->latency_cycles) / clock, gbps});
+      }
+    return g;
+  }
+  std::vector<int> npu_of(nodes.size(), -1);
+  for (const topology::Link& l : t.links())
+    if (l.attach && nodes[l.src].kind == topology::NodeKind::Npu) {
+      if (npu_of[l.dst] >= 0)
+        throw std::invalid_argument("router " + nodes[l.dst].name + " holds more than one NPU");
+      npu_of[l.dst] = nodes[l.src].rank;
+    }
+  for (const topology::Link& l : t.links()) {
+    if (l.attach) continue;
+    const int u = npu_of[l.src], v = npu_of[l.dst];
+    if (u < 0 || v < 0)
+      throw std::invalid_argument("link " + l.name + " joins a router without an NPU");
+    g.links.push_back({u, v, l.latency_cycles / clock, l.bytes_per_cycle * clock});
+  }
+  return g;
+}
+
 double ingress_lower_bound_ns(const LinkGraph& g, const Options& o) {
   if (g.links.empty()) return -1;
   const Link& first = g.links.front();

@@ -19,6 +19,7 @@
 
 #include "models/collectives/algorithms.h"
 #include "models/collectives/plan.h"
+#include "models/topology/topology.h"
 
 namespace wafersim::tacos {
 
@@ -53,6 +54,13 @@ struct Schedule {
   std::vector<Transfer> transfers;  // in start order
   double time_ns = 0;
 };
+
+// The point-to-point links of a platform's topology graph: each network link between two routers
+// joins their NPUs (its bandwidth, its latency as alpha). A switch is unwound, as the TACOS paper
+// suggests, into a link between every pair of its NPUs with 1/(n - 1) of a port's bandwidth and
+// the two port latencies (each NPU's port is shared by its n - 1 links). Throws
+// std::invalid_argument for a router without exactly one NPU.
+LinkGraph link_graph(const topology::Topology& topology);
 
 // All-Gather over `graph`. Throws std::invalid_argument when some NPU can never receive some chunk
 // (naming both NPUs), or for a bad graph (a link out of range, a self-loop, bandwidth <= 0).

@@ -222,6 +222,25 @@ int dispatch(int argc, char* argv[]) {
       ->required()
       ->check(CLI::IsMember({"msccl", "chakra"}));
   export_cmd->add_option("--out", export_options.out_dir, "output folder")->required();
+  tb::SynthOptions synth;
+  auto* synth_cmd = app.add_subcommand(
+      "synth", "synthesize a collective for the platform's topology (TACOS) and write it out");
+  synth_cmd->add_option("--platform", synth.platform.platform, "wafersim platform YAML");
+  synth_cmd->add_option("--astra-network", synth.platform.astra_network,
+                        "ASTRA-sim analytical network .yml");
+  synth_cmd->add_option("--astra-system", synth.platform.astra_system, "ASTRA-sim system .json");
+  synth_cmd->add_option("--set", synth.platform.overrides, "override a platform key")->take_all();
+  synth_cmd
+      ->add_option("--collective", synth.collective, "all_gather | reduce_scatter | all_reduce")
+      ->required()
+      ->check(CLI::IsMember({"all_gather", "reduce_scatter", "all_reduce"}));
+  synth_cmd->add_option("--size", synth.bytes, "bytes (Chakra's comm_size)")
+      ->required()
+      ->check(tb::whole_number(1, 1ull << 50));
+  synth_cmd->add_option("--chunks", synth.chunks_per_npu, "chunks per NPU (default 1)")
+      ->check(tb::whole_number(1, 4096));
+  synth_cmd->add_option("--seed", synth.seed, "random seed of the matching (default 1)");
+  synth_cmd->add_option("--out", synth.out_dir, "output folder")->required();
   auto* check_cmd = app.add_subcommand(
       "check", "validate a workload against a platform without simulating it (a trace linter)");
   add_workload_options(check_cmd, check, check_deps);
@@ -252,6 +271,7 @@ int dispatch(int argc, char* argv[]) {
     return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
   }
   if (*export_cmd) return tb::export_collective(export_options, std::cout);
+  if (*synth_cmd) return tb::synth_collective(synth, std::cout);
   if (*check_cmd) {
     check.workload.dependencies = dependency_mode(check_deps);
     return tb::check_workload_command(check, std::cout, std::cerr);

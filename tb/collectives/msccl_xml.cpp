@@ -192,45 +192,63 @@ std::vector<msccl::Algorithm> read_msccl_xml(const std::string& path) {
   return algos;
 }
 
-std::string msccl_xml_text(const msccl::Algorithm& a) {
-  pugi::xml_document doc;
-  pugi::xml_node algo = doc.append_child("algo");
-  algo.append_attribute("name") = a.name.c_str();
-  algo.append_attribute("proto") = a.proto.c_str();
-  algo.append_attribute("nchannels") = a.nchannels;
-  algo.append_attribute("nchunksperloop") = static_cast<long long>(a.nchunksperloop);
-  algo.append_attribute("ngpus") = a.ngpus;
-  algo.append_attribute("coll") = a.coll.c_str();
-  algo.append_attribute("inplace") = a.inplace ? 1 : 0;
-  for (const msccl::Gpu& g : a.gpus) {
-    pugi::xml_node gpu = algo.append_child("gpu");
-    gpu.append_attribute("id") = g.id;
-    gpu.append_attribute("i_chunks") = static_cast<long long>(g.i_chunks);
-    gpu.append_attribute("o_chunks") = static_cast<long long>(g.o_chunks);
-    gpu.append_attribute("s_chunks") = static_cast<long long>(g.s_chunks);
-    for (const msccl::ThreadBlock& t : g.tbs) {
-      pugi::xml_node tb = gpu.append_child("tb");
-      tb.append_attribute("id") = t.id;
-      tb.append_attribute("send") = t.send;
-      tb.append_attribute("recv") = t.recv;
-      tb.append_attribute("chan") = t.chan;
-      for (const msccl::Step& s : t.steps) {
-        pugi::xml_node step = tb.append_child("step");
-        step.append_attribute("s") = s.s;
-        step.append_attribute("type") = s.type.c_str();
-        step.append_attribute("srcbuf") = std::string(1, s.srcbuf).c_str();
-        step.append_attribute("srcoff") = static_cast<long long>(s.srcoff);
-        step.append_attribute("dstbuf") = std::string(1, s.dstbuf).c_str();
-        step.append_attribute("dstoff") = static_cast<long long>(s.dstoff);
-        step.append_attribute("cnt") = static_cast<long long>(s.cnt);
-        step.append_attribute("depid") = s.depid;
-        step.append_attribute("deps") = s.deps;
-        step.append_attribute("hasdep") = s.hasdep ? 1 : 0;
-      }
+namespace {
+
+// An attribute value with XML's five special characters escaped.
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
+  return out;
+}
+
+}  // namespace
+
+void write_msccl_xml(std::ostream& out, const msccl::Algorithm& a) {
+  // Written as text, element by element: synthesized plans hold millions of steps, too many for
+  // a document tree in memory.
+  out << "<algo name=\"" << escaped(a.name) << "\" proto=\"" << escaped(a.proto)
+      << "\" nchannels=\"" << a.nchannels << "\" nchunksperloop=\"" << a.nchunksperloop
+      << "\" ngpus=\"" << a.ngpus << "\" coll=\"" << escaped(a.coll) << "\" inplace=\""
+      << (a.inplace ? 1 : 0) << "\">\n";
+  for (const msccl::Gpu& g : a.gpus) {
+    out << "  <gpu id=\"" << g.id << "\" i_chunks=\"" << g.i_chunks << "\" o_chunks=\""
+        << g.o_chunks << "\" s_chunks=\"" << g.s_chunks << "\">\n";
+    for (const msccl::ThreadBlock& t : g.tbs) {
+      out << "    <tb id=\"" << t.id << "\" send=\"" << t.send << "\" recv=\"" << t.recv
+          << "\" chan=\"" << t.chan << "\">\n";
+      for (const msccl::Step& s : t.steps)
+        out << "      <step s=\"" << s.s << "\" type=\"" << escaped(s.type) << "\" srcbuf=\""
+            << s.srcbuf << "\" srcoff=\"" << s.srcoff << "\" dstbuf=\"" << s.dstbuf
+            << "\" dstoff=\"" << s.dstoff << "\" cnt=\"" << s.cnt << "\" depid=\"" << s.depid
+            << "\" deps=\"" << s.deps << "\" hasdep=\"" << (s.hasdep ? 1 : 0) << "\"/>\n";
+      out << "    </tb>\n";
+    }
+    out << "  </gpu>\n";
   }
+  out << "</algo>\n";
+}
+
+std::string msccl_xml_text(const msccl::Algorithm& a) {
   std::ostringstream out;
-  doc.save(out, "  ", pugi::format_default | pugi::format_no_declaration);
+  write_msccl_xml(out, a);
   return out.str();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // MSCCL XML files (../shared/FORMATS.md, "MSCCL XML"): reading them into MSCCL-IR
 // (models/collectives/msccl.h), and writing IR back out. A file may hold several <algo> elements.
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,8 @@ namespace wafersim::tb {
 // Meaning (buffers, dependencies, pairing) is checked later, by msccl::to_plan.
 std::vector<collectives::msccl::Algorithm> read_msccl_xml(const std::string& path);
 
-// The XML text of `algo`, as msccl-tools writes it.
+// The XML of `algo`, as msccl-tools writes it.
+void write_msccl_xml(std::ostream& out, const collectives::msccl::Algorithm& algo);
 std::string msccl_xml_text(const collectives::msccl::Algorithm& algo);
 
 }  // namespace wafersim::tb

@@ -144,6 +144,9 @@ const std::map<std::string, Setter>& setters() {
        number(FIELD(collectives.dataset_splits), 1, true, kMaxSplits)},
       {"collectives.active_chunks", number(FIELD(collectives.active_chunks), 0, true, kMaxSplits)},
       {"collectives.verify_max_ops", number(FIELD(collectives.verify_max_ops), 0, true, 1e10)},
+      {"collectives.tacos_chunks_per_npu",
+       number(FIELD(collectives.tacos_chunks_per_npu), 1, true, 4096)},
+      {"collectives.tacos_seed", number(FIELD(collectives.tacos_seed), 0, true, 1e15)},
   };
   return table;
 }
@@ -174,6 +177,10 @@ void apply_overrides(PlatformSpec& spec, const std::vector<std::string>& overrid
 
 Implementation implementation_from_string(const std::string& text) {
   Implementation impl;
+  if (text == "tacos") {
+    impl.source = Implementation::Source::Tacos;
+    return impl;
+  }
   for (auto [prefix, source] : {std::pair{"msccl:", Implementation::Source::Msccl},
                                 std::pair{"chakra:", Implementation::Source::Chakra}})
     if (text.rfind(prefix, 0) == 0) {
@@ -188,7 +195,7 @@ Implementation implementation_from_string(const std::string& text) {
   } catch (const std::invalid_argument&) {
     throw std::invalid_argument("unknown collective algorithm '" + text +
                                 "' (expected ring, direct, halving_doubling, double_binary_tree, "
-                                "msccl:FILE or chakra:PREFIX)");
+                                "pairwise, tacos, msccl:FILE or chakra:PREFIX)");
   }
   return impl;
 }
@@ -199,6 +206,8 @@ std::string Implementation::name() const {
       return "msccl:" + path;
     case Source::Chakra:
       return "chakra:" + path;
+    case Source::Tacos:
+      return "tacos";
     case Source::BuiltIn:
       break;
   }

@@ -13,7 +13,7 @@ namespace wafersim::tb {
 
 // How one kind of collective runs: a built-in algorithm, or an algorithm read from a file.
 struct Implementation {
-  enum class Source { BuiltIn, Msccl, Chakra };
+  enum class Source { BuiltIn, Msccl, Chakra, Tacos };
   Source source = Source::BuiltIn;
   collectives::Algorithm algorithm = collectives::Algorithm::Ring;
   // Msccl: the XML file, with `#N` for its N-th <algo> (from 1) when it holds several;
@@ -22,12 +22,12 @@ struct Implementation {
 
   Implementation() = default;
   Implementation(collectives::Algorithm a) : algorithm(a) {}  // NOLINT: a built-in is the default
-  // "ring", "msccl:FILE", "chakra:PREFIX".
+  // "ring", "msccl:FILE", "chakra:PREFIX", "tacos".
   std::string name() const;
 };
 
-// Parses a built-in algorithm name (collectives::algorithm_from_string), `msccl:FILE` or
-// `chakra:PREFIX`. Throws std::invalid_argument.
+// Parses a built-in algorithm name (collectives::algorithm_from_string), `msccl:FILE`,
+// `chakra:PREFIX` or `tacos` (synthesized for the topology). Throws std::invalid_argument.
 Implementation implementation_from_string(const std::string& text);
 
 struct CollectiveConfig {
@@ -42,6 +42,9 @@ struct CollectiveConfig {
   // Plans up to this many ops (over all ranks) are run by the symbolic executor before the
   // simulation (models/collectives/symbolic.h); larger ones are not re-checked.
   double verify_max_ops = 1 << 20;
+  // `tacos` implementations: chunks per NPU and the matching's seed (models/tacos).
+  int tacos_chunks_per_npu = 1;
+  double tacos_seed = 1;
 };
 
 enum class ComputeModel { Duration, Roofline };

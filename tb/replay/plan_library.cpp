@@ -2,6 +2,7 @@
 
 #include "models/collectives/symbolic.h"
 #include "models/common/error.h"
+#include "models/tacos/tacos.h"
 #include "tb/collectives/msccl_xml.h"
 
 namespace wafersim::tb {
@@ -9,8 +10,9 @@ namespace wafersim::tb {
 using chakra::CollectiveKind;
 using collectives::Collective;
 
-PlanLibrary::PlanLibrary(const CollectiveConfig& config, std::string config_source)
-    : config_(config), source_(std::move(config_source)) {}
+PlanLibrary::PlanLibrary(const CollectiveConfig& config, std::string config_source,
+                         const topology::Topology* topology)
+    : config_(config), topology_(topology), source_(std::move(config_source)) {}
 
 PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::TraceNode& node,
                                     int group_size) {
@@ -125,6 +127,17 @@ std::pair<collectives::Plan, bool> PlanLibrary::imported(const Implementation& i
                                   to_string(graph.collective));
     // The graph's sizes are its own (FORMATS.md): the workload's comm_size does not rescale it.
     return {graph.plan, graph.data_known};
+  }
+  if (impl.source == Implementation::Source::Tacos) {
+    if (!topology_) throw std::invalid_argument("tacos needs the platform's topology");
+    if (ranks != topology_->npu_count())
+      throw std::invalid_argument("tacos synthesizes collectives over all " +
+                                  std::to_string(topology_->npu_count()) +
+                                  " NPUs of the platform, not a group of " + std::to_string(ranks));
+    return {
+        tacos::synthesize(tacos::link_graph(*topology_), kind, bytes, config_.tacos_chunks_per_npu,
+                          static_cast<uint64_t>(config_.tacos_seed)),
+        true};
   }
   // MSCCL XML: FILE or FILE#N.
   std::string path = impl.path;

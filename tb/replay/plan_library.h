@@ -25,7 +25,9 @@ class PlanLibrary {
     bool data_known = true;  // false: a foreign Chakra graph, which names no data
   };
 
-  PlanLibrary(const CollectiveConfig& config, std::string config_source);
+  // `topology`: the platform's, for `tacos` implementations (nullptr: they are refused).
+  PlanLibrary(const CollectiveConfig& config, std::string config_source,
+              const topology::Topology* topology = nullptr);
 
   // The plan of collective node `node` (from `file`) over `group_size` ranks. Throws InputError
   // naming the file, the node and the setting that chose the algorithm.
@@ -44,6 +46,7 @@ class PlanLibrary {
                                               uint64_t bytes);
 
   const CollectiveConfig config_;
+  const topology::Topology* topology_;
   std::map<std::string, std::vector<collectives::msccl::Algorithm>> msccl_files_;
   std::map<std::string, ChakraCollective> chakra_graphs_;
   const std::string source_;
