@@ -122,7 +122,9 @@ Topology Topology::build(const NetworkSpec& spec) {
           if (x + 1 < spec.mesh_x)
             t.add_duplex(here, routers[y * spec.mesh_x + x + 1], bw, lat, false);
           if (y + 1 < spec.mesh_y)
-            t.add_duplex(here, routers[(y + 1) * spec.mesh_x + x], bw, lat, false);
+            t.add_duplex(here, routers[(y + 1) * spec.mesh_x + x],
+                         spec.link_bandwidth_y_gbps > 0 ? spec.link_bandwidth_y_gbps : bw, lat,
+                         false);
         }
       t.attach_npus_to_routers(routers);
       break;

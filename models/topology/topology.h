@@ -22,6 +22,7 @@ struct NetworkSpec {
   int mesh_y = 0;  // mesh: rows
   double clock_ghz = 1.0;
   double link_bandwidth_gbps = 0;
+  double link_bandwidth_y_gbps = 0;  // mesh: the y (column) links; 0 = link_bandwidth_gbps
   double link_latency_ns = 0;
   // NPU <-> its router. 0 bandwidth = the sum of that router's network links (the NPU can drive all
   // of them at once). A switch topology has no per-NPU router: the NPU's port is a network link.

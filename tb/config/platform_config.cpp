@@ -97,6 +97,8 @@ const std::map<std::string, Setter>& setters() {
       {"network.clock_ghz", number(FIELD(network.clock_ghz), 1e-3, true, 1000)},
       {"network.link_bandwidth_gbps",
        number(FIELD(network.link_bandwidth_gbps), kMinBandwidthGbps, true, 1e6)},
+      {"network.link_bandwidth_y_gbps",
+       number(FIELD(network.link_bandwidth_y_gbps), kMinBandwidthGbps, true, 1e6)},
       {"network.link_latency_ns", number(FIELD(network.link_latency_ns), 0, true, 1e9)},
       {"network.injection_bandwidth_gbps",
        number(FIELD(network.injection_bandwidth_gbps), 0, true, 1e6)},
