@@ -50,15 +50,20 @@ int sc_main(int argc, char* argv[]) {
 
 namespace {
 
-// The options `run` and `check` share: the platform, the workload and how to read it.
-void add_workload_options(CLI::App* cmd, tb::RunOptions& o, std::string& deps) {
+// The platform: a wafersim YAML or ASTRA-sim's pair of files, with overrides.
+void add_platform_options(CLI::App* cmd, tb::RunOptions& o) {
   cmd->add_option("--platform", o.platform, "wafersim platform YAML (configs/*.yaml)");
   cmd->add_option("--astra-network", o.astra_network, "ASTRA-sim analytical network .yml");
   cmd->add_option("--astra-system", o.astra_system, "ASTRA-sim system .json");
+  cmd->add_option("--set", o.overrides, "override a platform key: section.key=value")->take_all();
+}
+
+// The options `run` and `check` share: the platform, the workload and how to read it.
+void add_workload_options(CLI::App* cmd, tb::RunOptions& o, std::string& deps) {
+  add_platform_options(cmd, o);
   cmd->add_option("--workload", o.workload.prefix,
                   "trace prefix: files <prefix>.<rank>.et (or .et.gz)")
       ->required();
-  cmd->add_option("--set", o.overrides, "override a platform key: section.key=value")->take_all();
   cmd->add_option("--deps", deps, "dependencies honoured: all (data + control) | data")
       ->check(CLI::IsMember({"all", "data"}));
   cmd->add_option("--size-unit", o.workload.size_unit_bytes,
@@ -198,16 +203,7 @@ int dispatch(int argc, char* argv[]) {
   auto* export_cmd = app.add_subcommand(
       "export-collective",
       "write the plan a platform runs for one collective as MSCCL XML or Chakra graphs");
-  export_cmd->add_option("--platform", export_options.platform.platform,
-                         "wafersim platform YAML (configs/*.yaml)");
-  export_cmd->add_option("--astra-network", export_options.platform.astra_network,
-                         "ASTRA-sim analytical network .yml");
-  export_cmd->add_option("--astra-system", export_options.platform.astra_system,
-                         "ASTRA-sim system .json");
-  export_cmd
-      ->add_option("--set", export_options.platform.overrides,
-                   "override a platform key: section.key=value")
-      ->take_all();
+  add_platform_options(export_cmd, export_options.platform);
   export_cmd
       ->add_option("--collective", export_options.collective,
                    "all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce")
@@ -225,11 +221,7 @@ int dispatch(int argc, char* argv[]) {
   tb::SynthOptions synth;
   auto* synth_cmd = app.add_subcommand(
       "synth", "synthesize a collective for the platform's topology (TACOS) and write it out");
-  synth_cmd->add_option("--platform", synth.platform.platform, "wafersim platform YAML");
-  synth_cmd->add_option("--astra-network", synth.platform.astra_network,
-                        "ASTRA-sim analytical network .yml");
-  synth_cmd->add_option("--astra-system", synth.platform.astra_system, "ASTRA-sim system .json");
-  synth_cmd->add_option("--set", synth.platform.overrides, "override a platform key")->take_all();
+  add_platform_options(synth_cmd, synth.platform);
   synth_cmd
       ->add_option("--collective", synth.collective, "all_gather | reduce_scatter | all_reduce")
       ->required()
