@@ -359,10 +359,8 @@ collectives::DataPlane* Replay::data_plane(const CollectiveRun& run,
                                            const std::string& file, const chakra::TraceNode& node) {
   auto it = data_planes_.find(run.instance);
   if (it != data_planes_.end()) return it->second.get();
-  if (!planned.data_known) {  // counted once, by the first rank to start it
-    if (collective_results_[run.result].finished_ranks == 0 &&
-        unchecked_.insert(run.instance).second)
-      data_check_.collectives_unchecked++;
+  if (!planned.data_known) {  // counted once per collective instance
+    if (unchecked_.insert(run.instance).second) data_check_.collectives_unchecked++;
     return nullptr;
   }
   const uint64_t need = collectives::DataPlane::bytes_needed(*run.plan, data_options_.elements);
