@@ -162,7 +162,7 @@ void import(const std::string& dir) {
 
 // TACOS all-reduce synthesis on uniform 2D meshes, 1 chunk per NPU, in this process.
 void synth() {
-  for (int side : {16, 32}) {
+  for (int side : {16, 32, 64}) {
     wafersim::tacos::LinkGraph g;
     g.npus = side * side;
     for (int v = 0; v < g.npus; ++v) {
