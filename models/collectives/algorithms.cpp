@@ -66,11 +66,6 @@ Algorithm algorithm_from_string(const std::string& text) {
 
 namespace {
 
-// Byte j of `n` near-equal parts of `total`: the parts add up to total exactly.
-uint64_t part(uint64_t total, int n, int j) {
-  return total / n + (static_cast<uint64_t>(j) < total % n ? 1 : 0);
-}
-
 int mod(int a, int n) {
   return ((a % n) + n) % n;
 }
@@ -82,7 +77,7 @@ struct Blocks {
 };
 
 // Appends ops to one chunk of a plan, naming the blocks each moves; block j of the chunk holds
-// part(chunk_bytes, blocks_per_chunk, j) bytes, and an op's size is that of its blocks. The
+// share(chunk_bytes, blocks_per_chunk, j) bytes, and an op's size is that of its blocks. The
 // algorithms work in one buffer holding the whole data (`work`: the input of reduce-scatter, the
 // output of the others). Tags are offset per chunk so chunks never cross-match. An op written
 // without dependencies waits for its rank's gate, when it has one (active chunks). Ranks the plan
@@ -105,7 +100,7 @@ class ChunkWriter {
   uint32_t send_from(Buffer src, int rank, int peer, Blocks b, uint32_t step,
                      std::vector<uint32_t> deps = {}) {
     return add(rank, {OpKind::Send, peer, bytes(b), tag_base_ + step}, std::move(deps),
-               data(b, src, work_, false));
+               data(b, src, src, false));
   }
   // Receives into `b` of the work buffer, replacing it or, with `reduce`, combining into it.
   uint32_t recv(int rank, int peer, Blocks b, uint32_t step, std::vector<uint32_t> deps = {},
@@ -502,7 +497,7 @@ bool rotational(const CollectiveRequest& q, int splits) {
     case Collective::ReduceScatter:
     case Collective::AllToAll:
       for (int c = 0; c < splits; ++c)
-        if (part(q.bytes, splits, c) % static_cast<uint64_t>(q.ranks) != 0) return false;
+        if (share(q.bytes, splits, c) % static_cast<uint64_t>(q.ranks) != 0) return false;
       return true;
     default:  // broadcast and reduce depend on the root
       return false;
@@ -574,7 +569,7 @@ Plan build_plan(const CollectiveRequest& q) {
     }
     // All-gather's comm_size is each rank's input: the chunk holds every rank's part of it.
     const uint64_t chunk_bytes =
-        part(q.bytes, splits, c) * (q.collective == Collective::AllGather ? q.ranks : 1);
+        share(q.bytes, splits, c) * (q.collective == Collective::AllGather ? q.ranks : 1);
     ChunkWriter writer(plan, static_cast<uint32_t>(c), chunk_bytes, work, gates);
     build_chunk(q, writer);
     for (int r = 0; r < held; ++r) {

@@ -4,16 +4,11 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "models/common/hash.h"
+
 namespace wafersim::collectives {
 
 namespace {
-
-uint64_t mix(uint64_t z) {  // splitmix64
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 // Round to nearest even at 16-bit precision.
 float to_bf16(float v) {
@@ -92,16 +87,13 @@ DataPlane::DataPlane(const Plan& plan, Collective collective, int root, Element 
 }
 
 uint64_t DataPlane::bytes_needed(const Plan& plan, uint32_t elements) {
-  const uint64_t slots =
-      static_cast<uint64_t>(plan.chunks) *
-      ((plan.in_place ? std::max(plan.input_blocks, plan.output_blocks) : plan.output_blocks) +
-       (plan.in_place ? 0 : plan.input_blocks) + plan.scratch_blocks);
-  return slots * elements * sizeof(float) * static_cast<uint64_t>(plan.size());
+  const Layout layout(plan, Collective::Custom, 0);
+  return layout.slots_per_rank() * elements * sizeof(float) * static_cast<uint64_t>(plan.size());
 }
 
 // An integer from -4 to 4, exact in every element type, different per rank, block and element.
 float DataPlane::input_value(int rank, uint64_t block, uint32_t e) const {
-  const uint64_t h = mix(seed_ ^ mix(block ^ mix(static_cast<uint64_t>(rank) ^ mix(e))));
+  const uint64_t h = mix64(seed_ ^ mix64(block ^ mix64(static_cast<uint64_t>(rank) ^ mix64(e))));
   return static_cast<float>(static_cast<int>(h % 9) - 4);
 }
 

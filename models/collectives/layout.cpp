@@ -67,17 +67,7 @@ std::string Layout::check_shape() const {
 }
 
 uint32_t Layout::size_of(Buffer b) const {
-  switch (b) {
-    case Buffer::Input:
-      return in_;
-    case Buffer::Output:
-      return out_;
-    case Buffer::Scratch:
-      return scratch_;
-    case Buffer::Relay:
-      break;
-  }
-  return 0;
+  return plan_.blocks_in(b);
 }
 
 size_t Layout::slot(int r, Buffer b, uint32_t c, uint32_t j) const {
@@ -117,9 +107,8 @@ std::string Layout::blocks(int r, uint32_t k, Buffer b, uint32_t first,
     return where(r, k) + " names " + std::to_string(d.count) + " blocks from block " +
            std::to_string(first) + " of its " + to_string(b) + ", which holds " +
            std::to_string(size);
-  const uint64_t shift = plan_.rotation > 0 ? static_cast<uint64_t>(r) : 0;
-  for (uint32_t t = 0; t < d.count; ++t)
-    out.push_back(static_cast<uint32_t>((first + shift + t) % size));
+  const uint64_t start = plan_.absolute_first(r, b, first);
+  for (uint32_t t = 0; t < d.count; ++t) out.push_back(static_cast<uint32_t>((start + t) % size));
   return "";
 }
 

@@ -244,7 +244,6 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
       collective == Collective::AllGather ? bytes * static_cast<uint64_t>(n) : bytes;
   const uint64_t per =
       static_cast<uint64_t>(std::max<int64_t>(1, std::max(shape.input, shape.output)));
-  auto share = [&](uint64_t j) { return whole / per + (j % per < whole % per ? 1 : 0); };
   auto sized = [&](int r, char buf, int64_t off, int64_t cnt) {
     uint64_t base = 0;
     if (a.inplace && buf == 'i' && shape.input < shape.output)
@@ -252,7 +251,8 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
     if (a.inplace && buf == 'o' && shape.output < shape.input)
       base = static_cast<uint64_t>(r) * shape.output;
     uint64_t total = 0;
-    for (int64_t t = 0; t < cnt; ++t) total += share(base + static_cast<uint64_t>(off + t));
+    for (int64_t t = 0; t < cnt; ++t)
+      total += share(whole, per, (base + static_cast<uint64_t>(off + t)) % per);
     return std::max<uint64_t>(total, 1);
   };
   std::map<StepId, uint32_t> send_tag, recv_tag;
@@ -400,19 +400,23 @@ Plan to_plan(const Algorithm& a, uint64_t bytes) {
         const uint32_t tag = recv_tag.at({r, t, s});
         const bool reduce = type == "rrc" || type == "rrs" || type == "rrcs";
         const Buffer into = type == "rrs" ? Buffer::Relay : db;
+        // Only a combining receive reads a local operand; a plain one names its destination twice
+        // (the file's src attributes are placeholders then).
         last = rp.add({OpKind::Recv, tb.recv, received_bytes.at(id), tag}, deps,
-                      {0, src, dst, count, reduce ? sb : db, into, reduce});
+                      {0, reduce ? src : dst, dst, count, reduce ? sb : db, into, reduce});
         const uint32_t received = static_cast<uint32_t>(last);
         if (sends(type)) {
-          const DataRef forward = type == "rrs"
-                                      ? DataRef{0, received, 0, count, Buffer::Relay, db, false}
-                                      : DataRef{0, dst, dst, count, db, db, false};
+          const DataRef forward =
+              type == "rrs"
+                  ? DataRef{0, received, received, count, Buffer::Relay, Buffer::Relay, false}
+                  : DataRef{0, dst, dst, count, db, db, false};
           last = rp.add({OpKind::Send, tb.send, message_bytes.at(id), send_tag.at(id)},
                         {static_cast<uint32_t>(last)}, forward);
         }
       } else if (type == "s") {
+        // A send names only its source (its dst attributes are placeholders).
         last = rp.add({OpKind::Send, tb.send, message_bytes.at(id), send_tag.at(id)}, deps,
-                      {0, src, dst, count, sb, db, false});
+                      {0, src, src, count, sb, sb, false});
       } else if (type == "cpy") {
         last = rp.add({OpKind::Copy, -1, sized(r, st.srcbuf, st.srcoff, st.cnt), 0}, deps,
                       {0, src, dst, count, sb, db, false});
@@ -510,7 +514,6 @@ Algorithm from_plan(const Plan& plan, Collective collective, const std::string& 
         scratch += rp.data[k].count;
       }
     g.s_chunks = scratch;
-    const uint32_t shift = plan.rotation > 0 ? static_cast<uint32_t>(p) : 0;
     // (buffer, first block) of a DataRef side, absolute and checked not to wrap.
     auto side = [&](uint32_t k, Buffer b, uint32_t first) -> std::pair<char, int64_t> {
       const DataRef& d = rp.data[k];
@@ -518,10 +521,8 @@ Algorithm from_plan(const Plan& plan, Collective collective, const std::string& 
         const uint32_t from = rp.ops[k].kind == OpKind::Recv ? k : first;
         return {'s', relay_block.at(from)};
       }
-      const uint32_t size = b == Buffer::Input    ? plan.input_blocks
-                            : b == Buffer::Output ? plan.output_blocks
-                                                  : plan.scratch_blocks;
-      const uint32_t start = size == 0 ? first : (first + shift) % size;
+      const uint32_t size = plan.blocks_in(b);
+      const uint32_t start = plan.absolute_first(p, b, first);
       if (d.count > 0 && start + static_cast<uint64_t>(d.count) > size)
         throw std::invalid_argument("position " + std::to_string(p) + " op " + std::to_string(k) +
                                     " names blocks that wrap around its " + to_string(b) +

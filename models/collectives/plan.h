@@ -89,6 +89,12 @@ struct RankPlan {
   static constexpr uint32_t kMaxDeps = 32767;
 };
 
+// Part j of `total` cut into `n` near-equal parts (the first total mod n one larger): the parts add
+// up to total exactly. Every producer of plans sizes blocks and chunks this way.
+inline uint64_t share(uint64_t total, uint64_t n, uint64_t j) {
+  return total / n + (j < total % n ? 1 : 0);
+}
+
 struct Plan {
   std::string algorithm;
   // The data's shape (DataRef): `chunks` chunks; per chunk the collective's data is
@@ -112,6 +118,20 @@ struct Plan {
   std::function<std::string(int p, uint32_t op)> origin;
 
   int size() const { return rotation > 0 ? rotation : static_cast<int>(ranks.size()); }
+  // Blocks per chunk of a rank's buffer `b` (0 for the relay).
+  uint32_t blocks_in(Buffer b) const {
+    return b == Buffer::Input     ? input_blocks
+           : b == Buffer::Output  ? output_blocks
+           : b == Buffer::Scratch ? scratch_blocks
+                                  : 0;
+  }
+  // The block position p's op names as `first` of buffer `b`, as an absolute index: a rotational
+  // plan shifts it by the position (relays are op indices and do not move).
+  uint32_t absolute_first(int p, Buffer b, uint32_t first) const {
+    const uint32_t size = blocks_in(b);
+    if (rotation == 0 || size == 0) return first;
+    return static_cast<uint32_t>((uint64_t{first} + static_cast<uint64_t>(p)) % size);
+  }
   // The ops position `p` runs, and the position its op `op` exchanges with.
   const RankPlan& of(int p) const { return rotation > 0 ? ranks[0] : ranks[p]; }
   int peer_of(int p, const Op& op) const {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/collectives/layout.h"
+#include "models/common/hash.h"
 
 namespace wafersim::collectives {
 
@@ -14,12 +15,9 @@ namespace {
 
 constexpr uint64_t kEmpty = UINT64_MAX;
 
-// The contributor of rank r, as a 64-bit hash (splitmix64).
+// The contributor of rank r, as a 64-bit hash.
 uint64_t contributor(int r) {
-  uint64_t z = static_cast<uint64_t>(r) + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return mix64(static_cast<uint64_t>(r));
 }
 
 // What one block holds: which block of the collective (kEmpty: nothing yet) and whose sum.

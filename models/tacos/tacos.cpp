@@ -219,10 +219,6 @@ double ingress_lower_bound_ns(const LinkGraph& g, const Options& o) {
 
 namespace {
 
-uint64_t part(uint64_t total, uint64_t n, uint64_t j) {
-  return total / n + (j < total % n ? 1 : 0);
-}
-
 // Writes a schedule's transfers into a plan. `reverse`: run it backwards on the reversed links
 // (reduce-scatter): every transfer goes the other way, in reverse time order, and its receiver
 // combines. `ready[v][c]`: ops after which NPU v may send chunk c (its arrivals so far); a send
@@ -277,7 +273,7 @@ collectives::Plan synthesize(const LinkGraph& g, Collective collective, uint64_t
   const uint64_t whole =
       collective == Collective::AllGather ? bytes * static_cast<uint64_t>(n) : bytes;
   std::vector<uint64_t> chunk_bytes(total);
-  for (uint64_t c = 0; c < total; ++c) chunk_bytes[c] = part(whole, total, c);
+  for (uint64_t c = 0; c < total; ++c) chunk_bytes[c] = collectives::share(whole, total, c);
   Options o{chunks_per_npu, std::max<uint64_t>(1, whole / total), seed};
   Plan plan;
   plan.algorithm = "tacos";

@@ -261,7 +261,6 @@ void write_chakra_collective(const collectives::Plan& plan, collectives::Collect
                     plan.scratch_blocks,
                     plan.in_place ? 1 : 0};
     const collectives::RankPlan& rp = plan.of(p);
-    const uint32_t shift = plan.rotation > 0 ? static_cast<uint32_t>(p) : 0;
     for (uint32_t k = 0; k < rp.ops.size(); ++k) {
       const Op& op = rp.ops[k];
       TraceNode node;
@@ -302,11 +301,7 @@ void write_chakra_collective(const collectives::Plan& plan, collectives::Collect
       const DataRef& d = rp.data[k];
       // A rotational plan's ranges move with the position; written out, they are absolute.
       auto absolute = [&](Buffer b, uint32_t first) -> int64_t {
-        if (shift == 0 || b == Buffer::Relay) return first;
-        const uint32_t size = b == Buffer::Input    ? plan.input_blocks
-                              : b == Buffer::Output ? plan.output_blocks
-                                                    : plan.scratch_blocks;
-        return size == 0 ? first : (first + shift) % size;
+        return plan.absolute_first(p, b, first);
       };
       node.data_ref = {d.chunk,
                        static_cast<int64_t>(d.src),
