@@ -58,6 +58,7 @@ void FabricNode::add_output(const topology::Link& link) {
   out.link = link;
   out.latency = cycle_ * static_cast<double>(link.latency_cycles);
   out.bytes_per_cycle = link.bytes_per_cycle;
+  out.bookings = LinkCalendar(link.bytes_per_cycle);
   out.flit_time = cycle_ * (static_cast<double>(params_.flit_bytes) / out.bytes_per_cycle);
   out.credits.assign(params_.vcs, static_cast<int>(params_.buffer_flits));
   out.free_vcs = params_.vcs >= 64 ? ~uint64_t{0} : (uint64_t{1} << params_.vcs) - 1;
@@ -85,13 +86,21 @@ void FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& un
   const sc_time now = this->now();
   const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
   unit.tail_at = slot.end + out.latency;
-  if (!decoupled()) out.credits[unit.vc] -= static_cast<int>(unit.credits);
-  out.link_free = slot.end;
+  // The link's work: the unit's bytes at the link's own rate (a message streaming slower leaves the
+  // rest of the link to others).
+  const sc_time work = decoupled() ? serialisation(out, unit.wire_bytes) : slot.stream.length;
+  if (decoupled()) {
+    out.bookings.forget_until(now);
+    out.bookings.book(slot.start, slot.stream.length, slot.stream.bytes_per_cycle);
+  } else {
+    out.credits[unit.vc] -= static_cast<int>(unit.credits);
+    out.link_free = slot.end;
+  }
   out.stats.units++;
   out.stats.bytes += unit.wire_bytes;
-  out.stats.busy += serialisation(out, unit.wire_bytes);
+  out.stats.busy += work;
   if (Probe* p = probe()) {
-    p->link_unit(out.link.id, slot.start, slot.start + serialisation(out, unit.wire_bytes), unit);
+    p->link_unit(out.link.id, slot.start, slot.start + work, unit);
     if (!decoupled()) p->credit_change(out.link.id, unit.vc, -static_cast<int>(unit.credits), now);
   }
 

@@ -11,8 +11,9 @@
 // the whole path inside the call that sends it. Each block on the way receives BEGIN_REQ with the
 // head's arrival as its timing annotation, reserves its output link from then on, passes the
 // message on, and completes the transaction at once (TLM_COMPLETED, no credit). No event per hop:
-// the message costs one event at each end. Links serve messages in the order they were sent, not
-// the order they reach the link, and buffers are not modelled (docs/design.md).
+// the message costs one event at each end. A link books each message's serialisation in the first
+// gap, at or after the message reaches it, that is long enough (LinkCalendar); buffers are not
+// modelled (docs/design.md).
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "hw/noc/fabric_params.h"
+#include "hw/noc/link_calendar.h"
 #include "hw/proto/timed_queue.h"
 #include "hw/proto/transfer.h"
 #include "hw/proto/wake_calendar.h"
@@ -39,10 +41,12 @@ struct LinkStats {
   sc_core::sc_time stall;
 };
 
-// What the blocks of one fabric share: the payload pool, and the calendar that wakes them.
+// What the blocks of one fabric share: the payload pool, the calendar that wakes them, and the
+// topology they were built from (message fidelity: where a message's path narrows).
 struct FabricShared {
   PayloadPool& pool;
   WakeCalendar& calendar;
+  const topology::Topology& topology;
 };
 
 class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
@@ -66,6 +70,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   // cache lines made the 1,024-NPU message-fidelity case 8% slower.)
   struct Output {
     sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
+    LinkCalendar bookings;  // message fidelity: the link's rate, booked ahead (link_free unused)
     sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
     double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
     sc_core::sc_time latency;    // the link's flight time
@@ -99,10 +104,23 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     topology::Link link;
   };
 
-  // Where a unit occupies an output link: from `start` (first byte) to `end` (last byte).
+  // Message fidelity: the rate a message streams at over an output link (its path's narrowest
+  // link, or this one if narrower) and for how long.
+  struct Stream {
+    double bytes_per_cycle;
+    sc_core::sc_time length;
+  };
+  Stream stream_on(const Output& out, const TransferExt& unit) const {
+    const double message = unit.message ? unit.message->bytes_per_cycle : 0;
+    const double rate = message > 0 ? std::min(out.bytes_per_cycle, message) : out.bytes_per_cycle;
+    return {rate, cycle_ * (static_cast<double>(unit.wire_bytes) / rate)};
+  }
+  // Where a unit occupies an output link: from `start` (first byte) to `end` (last byte), streaming
+  // at `stream`'s rate (the link's own but at message fidelity).
   struct LinkSlot {
     sc_core::sc_time start;
     sc_core::sc_time end;
+    Stream stream;
   };
 
   // Hooks for the derived block. `unit`'s head reaches input `in_port` at `arrival` (>= now); the
@@ -145,12 +163,19 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   // Where `unit` would occupy output `out`'s link if it left this block at `depart` (>= now).
   LinkSlot slot_for(const Output& out, const TransferExt& unit,
                     const sc_core::sc_time& depart) const {
-    const sc_core::sc_time start = std::max(depart, out.link_free);
+    LinkSlot slot;
+    if (decoupled()) {
+      slot.stream = stream_on(out, unit);
+      slot.start = out.bookings.first_fit(depart, slot.stream.length, slot.stream.bytes_per_cycle);
+    } else {
+      slot.stream = {out.bytes_per_cycle, serialisation(out, unit.wire_bytes)};
+      slot.start = std::max(depart, out.link_free);
+    }
     const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
     // Cut-through: the unit cannot leave faster than its own tail arrives here.
-    const sc_core::sc_time end = std::max(start + serialisation(out, unit.wire_bytes),
-                                          unit.tail_at + serialisation(out, head_bytes));
-    return {start, end};
+    slot.end =
+        std::max(slot.start + slot.stream.length, unit.tail_at + serialisation(out, head_bytes));
+    return slot;
   }
   // Puts the unit `trans` carries (its extension `unit`) on output `port` in `slot` (from
   // slot_for, with nothing sent on that output since): BEGIN_REQ to the next block, which takes

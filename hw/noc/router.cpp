@@ -207,8 +207,8 @@ void Router::allocation_round() {
       bidding |= uint64_t{1} << v;
     }
     if (!bidding) continue;
-    if (in.busy_until > now) {
-      later(in.busy_until);
+    if (in.busy_until >= now + cycle_) {  // still reading a unit past this cycle
+      later(in.busy_until - cycle_);
       continue;
     }
     for_each_vc_from(bidding, in.rr, [&](int v) {
@@ -257,7 +257,11 @@ void Router::allocation_round() {
     TransferExt& ext = *unit.unit;
     const uint64_t wire_bytes = ext.wire_bytes;
     const bool tail = ext.tail;
-    const LinkSlot slot = slot_for(out, ext, now + pipeline);
+    // The crossbar input reads one unit at a time, at least a cycle each: a packet or message
+    // holds it while it streams, and the next follows back to back, also on links that take a
+    // fractional number of cycles per flit.
+    const sc_time read_from = std::max(now, in.busy_until);
+    const LinkSlot slot = slot_for(out, ext, read_from + pipeline);
     unit.trans->acquire();
     release(i, *unit.trans, slot.end);
     ext.vc = ivc.out_vc;
@@ -265,12 +269,11 @@ void Router::allocation_round() {
     ext.credits = std::min(ext.flits, params_.buffer_flits);
     send(o, *unit.trans, ext, slot);  // the payload belongs to the next block from here on
     in.rr = after(v, params_.vcs);
-    // The crossbar input reads one unit at a time: a packet or message holds it while it streams.
-    in.busy_until = std::max(now + cycle_, align(now + serialisation(out, wire_bytes)));
+    in.busy_until = std::max(now + cycle_, read_from + serialisation(out, wire_bytes));
     // What the grant uncovered: the VC's next unit (routed and allocated from its arrival on) and
     // the input's other bids (from when the crossbar input is free again).
     if (ivc.size) later(ivc.head.arrived);
-    if (in.occupied) later(in.busy_until);
+    if (in.occupied) later(in.busy_until - cycle_);
     if (tail) {
       out.free_vcs |= uint64_t{1} << ivc.out_vc;
       ivc.out_port = -1;

@@ -22,6 +22,7 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
                                    const topology::Link& from_network,
                                    const topology::Link& to_network)
     : FabricNode(name, params, shared, {from_network}, {to_network}),
+      topology_(shared.topology),
       callbacks_(callbacks),
       vc_locked_(params.vcs, false),
       lane_users_(lane_count(), 0) {}
@@ -50,6 +51,7 @@ void NetworkInterface::send_whole(Message* message) {
   TransferExt unit;
   next_unit(whole, unit);
   const sc_time depart = align(now() + delays_.endpoint);
+  message->bytes_per_cycle = path_bytes_per_cycle(message->src, message->dst);
   unit.vc = 0;
   unit.credits = 0;
   unit.tail_at = depart;
@@ -57,6 +59,14 @@ void NetworkInterface::send_whole(Message* message) {
   message->injected = slot.start;
   if (slot.start > depart) outputs_[0].stats.stall += slot.start - depart;
   sent(message, slot.end);
+}
+
+double NetworkInterface::path_bytes_per_cycle(int src, int dst) {
+  // An NPU sends to few peers at a time (a ring's neighbour, a mesh's four): remembering the last
+  // few saves walking the route table, whose rows are far apart, for every message.
+  PathRate& slot = path_rates_[static_cast<size_t>(dst) % path_rates_.size()];
+  if (slot.dst != dst) slot = {dst, topology_.path_bytes_per_cycle(src, dst)};
+  return slot.bytes_per_cycle;
 }
 
 bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {

@@ -5,6 +5,7 @@
 // is in. At message fidelity a message is sent whole, within send(): it leaves once the injection
 // link has finished the messages sent before it (FabricNode's temporal decoupling).
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <functional>
 #include <systemc>
@@ -57,6 +58,14 @@ class NetworkInterface : public FabricNode {
   void use_lanes(int first, int delta);  // counts a message in (+1) or out (-1) of its lanes
   int pick_vc(const Outgoing& o, int first, uint32_t credits) const;
 
+  // Message fidelity: the narrowest link on the route to `dst`, from a small cache.
+  double path_bytes_per_cycle(int src, int dst);
+  struct PathRate {
+    int dst = -1;
+    double bytes_per_cycle = 0;
+  };
+  std::array<PathRate, 8> path_rates_{};
+  const topology::Topology& topology_;
   CallbackQueue& callbacks_;
   std::deque<Outgoing> outgoing_;
   std::vector<bool> vc_locked_;

@@ -12,7 +12,7 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
       fabric_(fabric),
       callbacks_("callbacks"),
       calendar_("calendar", sc_core::sc_time(1.0 / fabric.clock_ghz, sc_core::SC_NS)) {
-  const FabricShared shared{pool_, calendar_};
+  const FabricShared shared{pool_, calendar_, topology_};
   if (topology.needs_dateline_classes()) {
     if (fabric_.vcs < 2)
       throw std::invalid_argument(

@@ -19,7 +19,9 @@ struct Message {
   sc_core::sc_time created;    // handed to the sending NIC
   sc_core::sc_time injected;   // its first unit left the sending NIC
   sc_core::sc_time delivered;  // its last byte reached the receiving NIC
-  uint64_t cookie = 0;         // sender's handle for its completion
+  // Message fidelity: the rate it streams at, its path's narrowest link (bytes per cycle).
+  double bytes_per_cycle = 0;
+  uint64_t cookie = 0;  // sender's handle for its completion
 };
 
 // What travels on a link: one flit, one packet or one message (the fidelity knob).

@@ -163,9 +163,28 @@ Schedule all_gather(const LinkGraph& g, const Options& o) {
   return out;
 }
 
-LinkGraph link_graph(const topology::Topology& t) {
+namespace {
+
+// Alpha of a transfer from the NPU that sends on `first` to the one that receives from `last`,
+// over `middle` (nullptr: a switch, whose ports are `first` and `last`), in ns: when the head
+// enters the last link. The tail follows it at the message's rate.
+double alpha_ns(const topology::Link& first, const topology::Link* middle,
+                const topology::Link& last, const FabricCosts& c, double clock_ghz) {
+  const auto head = [&](const topology::Link& l) { return c.flit_bytes / l.bytes_per_cycle; };
+  // A router takes a head in from the first cycle boundary after it arrives.
+  const auto boundary = [](double cycles) { return std::ceil(cycles - 1e-9); };
+  double cycles =
+      boundary(c.endpoint_cycles + head(first) + first.latency_cycles) + c.router_cycles;
+  if (middle) cycles = boundary(cycles + head(*middle) + middle->latency_cycles) + c.router_cycles;
+  return (cycles + last.latency_cycles) / clock_ghz;
+}
+
+}  // namespace
+
+LinkGraph link_graph(const topology::Topology& t, const FabricCosts& costs) {
   LinkGraph g;
   g.npus = t.npu_count();
+  g.reduce_gbps = costs.reduce_gbps;
   const double clock = t.spec().clock_ghz;
   const auto& nodes = t.nodes();
   if (t.spec().shape == topology::Shape::Switch) {
@@ -181,25 +200,42 @@ LinkGraph link_graph(const topology::Topology& t) {
         if (u == v || !up[u] || !down[v]) continue;
         const double gbps =
             std::min(up[u]->bytes_per_cycle, down[v]->bytes_per_cycle) * clock / (n - 1);
-        g.links.push_back({u, v, (up[u]->latency_cycles + down[v]->latency_cycles) / clock, gbps});
+        g.links.push_back({u, v, alpha_ns(*up[u], nullptr, *down[v], costs, clock), gbps});
       }
     return g;
   }
+  // Per router: its NPU and the attach links to and from it.
   std::vector<int> npu_of(nodes.size(), -1);
-  for (const topology::Link& l : t.links())
-    if (l.attach && nodes[l.src].kind == topology::NodeKind::Npu) {
+  std::vector<const topology::Link*> inject(nodes.size(), nullptr), eject(nodes.size(), nullptr);
+  for (const topology::Link& l : t.links()) {
+    if (!l.attach) continue;
+    if (nodes[l.src].kind == topology::NodeKind::Npu) {
       if (npu_of[l.dst] >= 0)
         throw std::invalid_argument("router " + nodes[l.dst].name + " holds more than one NPU");
       npu_of[l.dst] = nodes[l.src].rank;
+      inject[l.dst] = &l;
+    } else {
+      eject[l.src] = &l;
     }
+  }
   for (const topology::Link& l : t.links()) {
     if (l.attach) continue;
     const int u = npu_of[l.src], v = npu_of[l.dst];
-    if (u < 0 || v < 0)
+    if (u < 0 || v < 0 || !eject[l.dst])
       throw std::invalid_argument("link " + l.name + " joins a router without an NPU");
-    g.links.push_back({u, v, l.latency_cycles / clock, l.bytes_per_cycle * clock});
+    g.links.push_back({u, v, alpha_ns(*inject[l.src], &l, *eject[l.dst], costs, clock),
+                       l.bytes_per_cycle * clock});
   }
   return g;
+}
+
+LinkGraph reduce_scatter_graph(const LinkGraph& g, uint64_t chunk_bytes) {
+  LinkGraph reversed = g;
+  for (Link& l : reversed.links) {
+    std::swap(l.src, l.dst);
+    if (g.reduce_gbps > 0) l.alpha_ns += static_cast<double>(chunk_bytes) / g.reduce_gbps;
+  }
+  return reversed;
 }
 
 double ingress_lower_bound_ns(const LinkGraph& g, const Options& o) {
@@ -286,8 +322,7 @@ collectives::Plan synthesize(const LinkGraph& g, Collective collective, uint64_t
                                                         std::vector<std::vector<uint32_t>>(total));
   double time = 0;
   if (collective == Collective::ReduceScatter || collective == Collective::AllReduce) {
-    LinkGraph reversed = g;
-    for (Link& l : reversed.links) std::swap(l.src, l.dst);
+    const LinkGraph reversed = reduce_scatter_graph(g, o.chunk_bytes);
     const Schedule s = all_gather(reversed, o);
     // The reversed graph's link i is g's link i turned around: written backwards it runs on g.
     write(s, reversed, true,

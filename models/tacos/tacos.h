@@ -33,6 +33,9 @@ struct Link {
 struct LinkGraph {
   int npus = 0;
   std::vector<Link> links;
+  // The NPUs' reduction engines, 1e9 bytes/s (0: free): in a reduce-scatter a receiver combines a
+  // chunk before it passes it on, which adds to the transfer's alpha.
+  double reduce_gbps = 0;
 };
 
 struct Options {
@@ -55,12 +58,32 @@ struct Schedule {
   double time_ns = 0;
 };
 
+// What the fabric adds to a transfer between neighbours beyond the network link's latency and
+// serialisation, in network cycles (the platform's fabric section; zero: the bare links).
+struct FabricCosts {
+  double endpoint_cycles = 0;  // the sending NIC's per-message delay
+  double router_cycles = 0;  // one router's pipeline: routing, VC and switch allocation, traversal
+  double flit_bytes = 0;     // the head flit, serialised on the links before and after
+  double reduce_gbps = 0;    // the NPUs' reduction engines (LinkGraph::reduce_gbps)
+};
+
 // The point-to-point links of a platform's topology graph: each network link between two routers
-// joins their NPUs (its bandwidth, its latency as alpha). A switch is unwound, as the TACOS paper
-// suggests, into a link between every pair of its NPUs with 1/(n - 1) of a port's bandwidth and
-// the two port latencies (each NPU's port is shared by its n - 1 links). Throws
+// joins their NPUs (its bandwidth; alpha: its latency plus `costs`). A switch is unwound, as the
+// TACOS paper suggests, into a link between every pair of its NPUs with 1/(n - 1) of a port's
+// bandwidth and the two port latencies (each NPU's port is shared by its n - 1 links). Throws
 // std::invalid_argument for a router without exactly one NPU.
-LinkGraph link_graph(const topology::Topology& topology);
+//
+// Alpha follows the fabric's cut-through timing (hw/noc/fabric_node.h): the head leaves the sender
+// after the endpoint delay and crosses each link (its latency and one flit) into a router, which
+// takes it in at the next cycle boundary and passes it on after its pipeline; the tail follows at
+// the link's bandwidth. The NPUs' attach links are taken to be no slower than the network links
+// they feed (the default injection bandwidth is the sum of them), and a synthesis does not see
+// that an NPU's links share them.
+LinkGraph link_graph(const topology::Topology& topology, const FabricCosts& costs = {});
+
+// The graph a Reduce-Scatter is synthesized on, as the All-Gather it runs backwards: every link
+// turned around, its alpha grown by the time a receiver takes to combine a chunk.
+LinkGraph reduce_scatter_graph(const LinkGraph& graph, uint64_t chunk_bytes);
 
 // All-Gather over `graph`. Throws std::invalid_argument when some NPU can never receive some chunk
 // (naming both NPUs), or for a bad graph (a link out of range, a self-loop, bandwidth <= 0).

@@ -223,4 +223,17 @@ std::vector<int> Topology::path(int src_rank, int dst_rank) const {
   return links;
 }
 
+double Topology::path_bytes_per_cycle(int src_rank, int dst_rank) const {
+  double narrowest = std::numeric_limits<double>::infinity();
+  int node = npu_node(src_rank), hops = 0;
+  const int dst = npu_node(dst_rank);
+  while (node != dst) {
+    const Link& l = links_[next_link(node, dst_rank)];
+    narrowest = std::min(narrowest, l.bytes_per_cycle);
+    node = l.dst;
+    if (++hops > static_cast<int>(links_.size())) throw std::logic_error("routing loop");
+  }
+  return narrowest;
+}
+
 }  // namespace wafersim::topology

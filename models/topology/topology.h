@@ -75,6 +75,8 @@ class Topology {
   int next_link(int node, int dst_rank) const { return route_[node * npu_count() + dst_rank]; }
   // Links on the path from one NPU to another, in order.
   std::vector<int> path(int src_rank, int dst_rank) const;
+  // The narrowest link on that path, in bytes per cycle (what a message can stream at).
+  double path_bytes_per_cycle(int src_rank, int dst_rank) const;
   // Whether routes need two VC classes to stay deadlock-free (rings with multi-hop routes).
   bool needs_dateline_classes() const { return needs_dateline_; }
 

@@ -67,7 +67,7 @@ int check_workload_command(const RunOptions& o, std::ostream& out, std::ostream&
   if (valid) {
     // Only a valid workload's collectives can be planned: each needs its kind and group.
     try {
-      PlanLibrary(spec.collectives, spec.source, &topology).prepare(workload);
+      PlanLibrary(spec, &topology).prepare(workload);
       check_time_limits(workload, spec);
     } catch (const InputError& e) {
       problems.insert(problems.begin(), {e, false});

@@ -36,7 +36,7 @@ int export_collective(const ExportOptions& o, std::ostream& out) {
   q.active_chunks = spec.collectives.active_chunks;
   // MSCCL XML holds one loop of the algorithm (its runtime repeats it over a larger buffer).
   if (o.format == "msccl") q.splits = 1;
-  PlanLibrary library(spec.collectives, spec.source, &topology);
+  PlanLibrary library(spec, &topology);
   const PlanLibrary::Entry entry = library.plan(q, "command line", "--collective " + o.collective);
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
@@ -79,7 +79,7 @@ int synth_collective(const SynthOptions& o, std::ostream& out) {
   collectives::Plan plan;
   const auto t0 = std::clock();
   try {
-    graph = tacos::link_graph(topology);
+    graph = tacos::link_graph(topology, synthesis_costs(spec));
     plan = tacos::synthesize(graph, kind, o.bytes, o.chunks_per_npu, o.seed, &time_ns);
   } catch (const std::invalid_argument& e) {
     throw InputError(platform_name, "synthesis of " + o.collective, e.what());
@@ -93,8 +93,7 @@ int synth_collective(const SynthOptions& o, std::ostream& out) {
                              ? o.bytes * static_cast<uint64_t>(graph.npus)
                              : o.bytes;
   const tacos::Options options{o.chunks_per_npu, std::max<uint64_t>(1, whole / parts), o.seed};
-  tacos::LinkGraph reversed = graph;
-  for (auto& l : reversed.links) std::swap(l.src, l.dst);
+  const tacos::LinkGraph reversed = tacos::reduce_scatter_graph(graph, options.chunk_bytes);
   const double gather = tacos::ingress_lower_bound_ns(graph, options);
   const double scatter = tacos::ingress_lower_bound_ns(reversed, options);
   double bound = kind == collectives::Collective::AllGather       ? gather

@@ -10,9 +10,22 @@ namespace wafersim::tb {
 using chakra::CollectiveKind;
 using collectives::Collective;
 
-PlanLibrary::PlanLibrary(const CollectiveConfig& config, std::string config_source,
-                         const topology::Topology* topology)
-    : config_(config), topology_(topology), source_(std::move(config_source)) {}
+tacos::FabricCosts synthesis_costs(const PlatformSpec& spec) {
+  const hw::FabricParams& f = spec.fabric;
+  tacos::FabricCosts c;
+  c.endpoint_cycles = f.endpoint_delay_cycles;
+  c.router_cycles = f.routing_delay_cycles + f.vc_alloc_delay_cycles + f.sw_alloc_delay_cycles +
+                    f.switch_traversal_delay_cycles;
+  c.flit_bytes = f.flit_bytes;
+  c.reduce_gbps = spec.npu.reduce_bandwidth_gbps;
+  return c;
+}
+
+PlanLibrary::PlanLibrary(const PlatformSpec& spec, const topology::Topology* topology)
+    : config_(spec.collectives),
+      topology_(topology),
+      fabric_costs_(synthesis_costs(spec)),
+      source_(spec.source) {}
 
 PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::TraceNode& node,
                                     int group_size) {
@@ -135,8 +148,8 @@ std::pair<collectives::Plan, bool> PlanLibrary::imported(const Implementation& i
                                   std::to_string(topology_->npu_count()) +
                                   " NPUs of the platform, not a group of " + std::to_string(ranks));
     return {
-        tacos::synthesize(tacos::link_graph(*topology_), kind, bytes, config_.tacos_chunks_per_npu,
-                          static_cast<uint64_t>(config_.tacos_seed)),
+        tacos::synthesize(tacos::link_graph(*topology_, fabric_costs_), kind, bytes,
+                          config_.tacos_chunks_per_npu, static_cast<uint64_t>(config_.tacos_seed)),
         true};
   }
   // MSCCL XML: FILE or FILE#N.

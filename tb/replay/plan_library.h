@@ -11,11 +11,15 @@
 
 #include "models/collectives/algorithms.h"
 #include "models/collectives/msccl.h"
+#include "models/tacos/tacos.h"
 #include "tb/chakra/workload.h"
 #include "tb/collectives/chakra_graph.h"
 #include "tb/config/platform_spec.h"
 
 namespace wafersim::tb {
+
+// What a transfer costs on the fabric beyond its links, for TACOS synthesis (models/tacos).
+tacos::FabricCosts synthesis_costs(const PlatformSpec& spec);
 
 class PlanLibrary {
  public:
@@ -25,9 +29,9 @@ class PlanLibrary {
     bool data_known = true;  // false: a foreign Chakra graph, which names no data
   };
 
-  // `topology`: the platform's, for `tacos` implementations (nullptr: they are refused).
-  PlanLibrary(const CollectiveConfig& config, std::string config_source,
-              const topology::Topology* topology = nullptr);
+  // The plans `spec`'s collectives section chooses. `topology`: the platform's, for `tacos`
+  // implementations (nullptr: they are refused), which synthesize with the fabric's costs.
+  explicit PlanLibrary(const PlatformSpec& spec, const topology::Topology* topology = nullptr);
 
   // The plan of collective node `node` (from `file`) over `group_size` ranks. Throws InputError
   // naming the file, the node and the setting that chose the algorithm.
@@ -47,6 +51,7 @@ class PlanLibrary {
 
   const CollectiveConfig config_;
   const topology::Topology* topology_;
+  const tacos::FabricCosts fabric_costs_;
   std::map<std::string, std::vector<collectives::msccl::Algorithm>> msccl_files_;
   std::map<std::string, ChakraCollective> chakra_graphs_;
   const std::string source_;

@@ -116,7 +116,7 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
       workload_(workload),
       spec_(spec),
       platform_(platform),
-      plans_(spec.collectives, spec.source, &platform.topology()),
+      plans_(spec, &platform.topology()),
       data_options_(data) {
   const int n = platform.npu_count();
   if (static_cast<int>(workload.ranks.size()) != n)

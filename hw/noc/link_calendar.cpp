@@ -1,0 +1,82 @@
+#include "hw/noc/link_calendar.h"
+
+#include <algorithm>
+
+namespace wafersim::hw {
+
+using sc_core::sc_time;
+
+long LinkCalendar::step_at(const sc_time& t) const {
+  const long first = static_cast<long>(first_);
+  if (first_ == steps_.size() || t < steps_[first_].at) return first - 1;
+  // Messages reach a link at or near the end of what is booked on it: search from the back.
+  long i = static_cast<long>(steps_.size()) - 1;
+  while (steps_[i].at > t) --i;  // stops at first_ at the latest
+  return i;
+}
+
+sc_time LinkCalendar::first_fit(const sc_time& from, const sc_time& length, double rate) const {
+  if (from >= end_) return from;  // the common case: nothing booked from then on
+  // Rates are sums of doubles: allow for their rounding.
+  const double limit = capacity_ * (1 + 1e-9) - rate;
+  const long n = static_cast<long>(steps_.size());
+  sc_time start = from;
+  long i = step_at(start);
+  for (;;) {
+    // The steps in force over [start, start + length): the first one that lacks the rate moves
+    // the start to its end (the last step, in force for ever, has the whole link free).
+    bool fits = true;
+    for (long j = i;; ++j) {
+      if (used(j) > limit) {
+        start = steps_[j + 1].at;
+        i = j + 1;
+        fits = false;
+        break;
+      }
+      if (j + 1 == n || steps_[j + 1].at >= start + length) break;
+    }
+    if (fits) return start;
+  }
+}
+
+size_t LinkCalendar::split(const sc_time& t) {
+  const long i = step_at(t);
+  if (i >= static_cast<long>(first_) && steps_[i].at == t) return static_cast<size_t>(i);
+  const Step s{t, used(i)};
+  steps_.insert(steps_.begin() + (i + 1), s);
+  return static_cast<size_t>(i + 1);
+}
+
+void LinkCalendar::book(const sc_time& start, const sc_time& length, double rate) {
+  if (length == sc_core::SC_ZERO_TIME) return;
+  const sc_time end = start + length;
+  if (start >= end_) {  // after everything booked: two steps at the back, or one if back to back
+    if (first_ < steps_.size() && steps_.back().at == start)
+      steps_.back().used = rate;
+    else
+      steps_.push_back({start, rate});
+    steps_.push_back({end, 0});
+    end_ = end;
+    return;
+  }
+  end_ = std::max(end_, end);
+  const size_t begin = split(start);
+  const size_t stop = split(end);
+  for (size_t k = begin; k < stop; ++k) steps_[k].used += rate;
+}
+
+void LinkCalendar::forget_until(const sc_time& now) {
+  if (end_ <= now) {  // all over: the common case, kept cheap
+    steps_.clear();
+    first_ = 0;
+    return;
+  }
+  while (first_ + 1 < steps_.size() && steps_[first_ + 1].at <= now) ++first_;
+  // Compact once the forgotten part is most of the vector: amortised O(1) per booking.
+  if (first_ > 32 && first_ * 2 > steps_.size()) {
+    steps_.erase(steps_.begin(), steps_.begin() + static_cast<long>(first_));
+    first_ = 0;
+  }
+}
+
+}  // namespace wafersim::hw

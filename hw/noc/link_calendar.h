@@ -1,0 +1,53 @@
+#pragma once
+// A link's bookings at message fidelity. A message crosses its whole path inside the call that
+// sends it (temporal decoupling), so messages book a link in the order they are sent, not the order
+// they reach it: a message sent later may reach the link first. And a message streams at its
+// path's bottleneck rate, so a link faster than that (an NPU's attach link, the sum of its
+// router's links) carries several messages at once, as the flits of several packets interleave on
+// it at flit fidelity.
+//
+// So a link books bandwidth over time: a message takes the first interval, at or after it reaches
+// the link, in which the link has its rate to spare for as long as it streams. It is not held
+// behind a booking made for a message that reaches the link later, while the link idles. A booking
+// is never moved once made: a message that reaches the link first but does not fit before such a
+// booking still waits for it (docs/design.md).
+#include <systemc>
+#include <vector>
+
+namespace wafersim::hw {
+
+class LinkCalendar {
+ public:
+  // `capacity`: the link's rate, in any unit the rates below share (bytes per cycle).
+  explicit LinkCalendar(double capacity = 1) : capacity_(capacity) {}
+
+  // The earliest start at or after `from` of an interval `length` long in which the link has
+  // `rate` (<= capacity) to spare throughout.
+  sc_core::sc_time first_fit(const sc_core::sc_time& from, const sc_core::sc_time& length,
+                             double rate) const;
+  // Books `rate` over [start, start + length), which first_fit returned with nothing booked since.
+  void book(const sc_core::sc_time& start, const sc_core::sc_time& length, double rate);
+  // Forgets what lies before `now`: no message can reach the link earlier.
+  void forget_until(const sc_core::sc_time& now);
+  // How many rate changes are kept (for tests).
+  size_t size() const { return steps_.size() - first_; }
+
+ private:
+  // The rate in use from `at` until the next step (or for ever, for the last one; it is 0).
+  struct Step {
+    sc_core::sc_time at;
+    double used;
+  };
+  // The index of the step in force at `t`, or first_ - 1 (as a signed value) if none has begun.
+  long step_at(const sc_core::sc_time& t) const;
+  double used(long i) const { return i < static_cast<long>(first_) ? 0 : steps_[i].used; }
+  // Makes a step begin at `t`; returns its index.
+  size_t split(const sc_core::sc_time& t);
+
+  double capacity_;
+  sc_core::sc_time end_;     // when the last booking ends: the link is free from then on
+  std::vector<Step> steps_;  // by time; those before first_ are over
+  size_t first_ = 0;
+};
+
+}  // namespace wafersim::hw
