@@ -203,6 +203,17 @@ TEST(Observe, LongWaveformIsWrittenAsTheRunGoes) {
   EXPECT_GT(expect_busy_matches_report(vcd, read_json(dir + "/report.json")), 20);
 }
 
+// Waves thrown away: the run succeeds and leaves no GTKWave file in /dev (the save file goes only
+// beside a regular file).
+TEST(Observe, WaveformToDevNullWritesNoSaveFile) {
+  const std::string dir = temp_dir("null_waves");
+  auto r = wafersim::testing::wafersim(
+      "run --quiet --platform " + source("configs/wafer_mesh_4x2.yaml") + " --workload " +
+      write_all_reduce(dir, 8, 1 << 16) + " --out " + dir + " --waves /dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists("/dev/null.gtkw"));
+}
+
 TEST(Observe, WaveformWindowAndSelection) {
   const std::string dir = temp_dir("window");
   auto r = wafersim::testing::wafersim("run --quiet --platform " + source("configs/mesh_8x8.yaml") +

@@ -247,7 +247,12 @@ void WaveRecorder::finish(const sc_core::sc_time& end) {
   if (!vcd_) throw InputError(options_.file, "--waves", "cannot write the waveform file");
   changes_.clear();
 
-  // GTKWave save file: one group per block, busy bits as binary, counts as decimals.
+  // GTKWave save file: one group per block, busy bits as binary, counts as decimals. Only beside a
+  // regular file: a VCD written to a device or a pipe (/dev/null, /dev/stdout) has no folder.
+  std::error_code ec;
+  if (std::filesystem::exists(options_.file, ec) &&
+      !std::filesystem::is_regular_file(options_.file, ec))
+    return;
   const std::string gtkw_path =
       std::filesystem::path(options_.file).replace_extension(".gtkw").string();
   std::ofstream gtkw(gtkw_path);
