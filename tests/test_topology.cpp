@@ -79,3 +79,24 @@ TEST(Topology, BadSpecsAreRefused) {
   EXPECT_THROW(Topology::build(spec(Shape::Mesh, 0, 0, 3)), std::invalid_argument);
   EXPECT_THROW(shape_from_string("torus9d"), std::invalid_argument);
 }
+
+// Routes are rules, not a table: a 64x64 mesh and a 4,096-NPU ring route every sampled pair by
+// the shortest way (Manhattan distance; the shorter way round), and a fully-connected network and
+// a switch of 1,024 NPUs in one and two hops.
+TEST(Topology, RoutesAtScaleFollowTheRules) {
+  Topology mesh = Topology::build(spec(Shape::Mesh, 0, 64, 64));
+  Topology ring = Topology::build(spec(Shape::Ring, 4096));
+  Topology fc = Topology::build(spec(Shape::FullyConnected, 1024));
+  Topology sw = Topology::build(spec(Shape::Switch, 1024));
+  for (int k = 0; k < 200; ++k) {
+    const int a = (k * 7919) % 4096, b = (k * 104729 + 13) % 4096;
+    if (a == b) continue;
+    const int manhattan = std::abs(a % 64 - b % 64) + std::abs(a / 64 - b / 64);
+    EXPECT_EQ(static_cast<int>(mesh.path(a, b).size()), manhattan + 2) << a << "->" << b;
+    const int cw = ((b - a) % 4096 + 4096) % 4096;
+    EXPECT_EQ(static_cast<int>(ring.path(a, b).size()), std::min(cw, 4096 - cw) + 2)
+        << a << "->" << b;
+    EXPECT_EQ(fc.path(a % 1024, (a + 1 + b % 1023) % 1024).size(), 3u);
+    EXPECT_EQ(sw.path(a % 1024, (a + 1 + b % 1023) % 1024).size(), 2u);
+  }
+}

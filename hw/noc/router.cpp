@@ -55,20 +55,8 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
     slab_.reset(new Buffered[vcs_.size() * depth_]);
   }
   requests_.resize(outputs_.size());
-  if (output_count() > kPortMask)
-    throw std::invalid_argument(std::string(basename()) + ": more than 32,767 ports");
-  route_.resize(topology_.npu_count());
-  for (int d = 0; d < topology_.npu_count(); ++d) {
-    int link = topology_.next_link(node_, d);
-    int port = -1;
-    for (int p = 0; p < output_count(); ++p)
-      if (outputs_[p].link.id == link) port = p;
-    if (port < 0)
-      throw std::logic_error(std::string(basename()) + ": no output port towards npu" +
-                             std::to_string(d));
-    const bool up = outputs_[port].link.dateline && params_.vc_classes > 1;
-    route_[d] = static_cast<uint16_t>(port | (up ? kClassUp : 0));
-  }
+  if (output_count() > kMaxPorts)
+    throw std::invalid_argument(std::string(basename()) + ": more than 65,535 ports");
 }
 
 size_t Router::buffered_units() const {
@@ -83,11 +71,11 @@ void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferEx
   if (ivc.size == depth_)
     throw std::logic_error(std::string(name()) + ": input " + std::to_string(in_port) + " VC " +
                            std::to_string(unit.vc) + " received a unit without a credit");
-  const uint16_t way = route_[unit.dst];
-  const int route = way & kPortMask;
+  // Only a head is routed: the rest of its packet follows the VC it holds.
+  const int port = unit.head ? route(unit.dst) : 0;
   const int out_class =
-      std::min(unit.vc_class + ((way & kClassUp) ? 1 : 0), params_.vc_classes - 1);
-  const Summary summary{arrival, unit.credits, static_cast<uint16_t>(route), unit.head,
+      unit.head ? std::min(unit.vc_class + (moves_up(port) ? 1 : 0), params_.vc_classes - 1) : 0;
+  const Summary summary{arrival, unit.credits, static_cast<uint16_t>(port), unit.head,
                         static_cast<int8_t>(out_class)};
   uint32_t slot = ivc.first + ivc.size++;
   if (slot >= depth_) slot -= depth_;
@@ -107,7 +95,7 @@ void Router::on_credit_returning(int, const sc_time& at) {
 void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
   // The head pays the whole pipeline, as in an uncontended allocation round; the output link may
   // still be serialising an earlier message (the wait is reported as stall).
-  const int o = route_[unit.dst] & kPortMask;
+  const int o = route(unit.dst);
   const sc_time depart = align(head_at) + delays_.routing + delays_.vc_alloc + delays_.switching;
   const LinkSlot slot = transmit(o, unit, depart);
   if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;

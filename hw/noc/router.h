@@ -1,5 +1,5 @@
 #pragma once
-// Input-queued virtual-channel router: per-VC input buffers, table routing from the topology graph
+// Input-queued virtual-channel router: per-VC input buffers, routing by the topology graph's rules
 // (dimension order on meshes, shorter way on rings), separable round-robin VC and switch
 // allocation, credit flow control, and a delay in cycles for every pipeline stage. Event-driven: it
 // runs an allocation round only at cycles where something can move, and sleeps while it holds
@@ -94,10 +94,12 @@ class Router : public FabricNode {
   uint32_t depth_ = 0;        // ring slots per input VC
   std::unique_ptr<Buffered[]> slab_;
   std::vector<uint64_t> class_vcs_;  // per VC class, its VCs (v % classes == class)
-  // Destination rank -> output port, with kClassUp set where that port's link is a dateline (the
-  // packet moves up a VC class). Two bytes an entry: 1,024 routers hold 1,024 entries each.
-  static constexpr uint16_t kClassUp = 0x8000, kPortMask = 0x7fff;
-  std::vector<uint16_t> route_;
+  // The output towards a destination rank, by the topology's rules (no table: memory grows with
+  // the links, not routers x NPUs), and whether its link is a dateline (the packet moves up a VC
+  // class).
+  int route(int dst) const { return topology_.next_port(node_, dst); }
+  bool moves_up(int port) const { return outputs_[port].link.dateline && params_.vc_classes > 1; }
+  static constexpr int kMaxPorts = 0xffff;  // a port is two bytes in a unit's summary
   // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
   std::vector<std::vector<std::pair<int, int>>> requests_;
   std::vector<int> requested_;  // outputs with at least one request this round

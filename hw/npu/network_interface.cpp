@@ -63,7 +63,7 @@ void NetworkInterface::send_whole(Message* message) {
 
 double NetworkInterface::path_bytes_per_cycle(int src, int dst) {
   // An NPU sends to few peers at a time (a ring's neighbour, a mesh's four): remembering the last
-  // few saves walking the route table, whose rows are far apart, for every message.
+  // few saves walking the route for every message.
   PathRate& slot = path_rates_[static_cast<size_t>(dst) % path_rates_.size()];
   if (slot.dst != dst) slot = {dst, topology_.path_bytes_per_cycle(src, dst)};
   return slot.bytes_per_cycle;

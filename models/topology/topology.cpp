@@ -1,6 +1,8 @@
 #include "models/topology/topology.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace wafersim::topology {
@@ -161,54 +163,62 @@ Topology Topology::build(const NetworkSpec& spec) {
       break;
     }
   }
-  t.compute_routes();
+  t.index_neighbours();
   return t;
 }
 
-void Topology::compute_routes() {
-  const int npus = npu_count();
-  route_.assign(nodes_.size() * npus, -1);
+void Topology::index_neighbours() {
+  neighbours_.assign(nodes_.size(), {});
   for (const Node& n : nodes_) {
-    for (int d = 0; d < npus; ++d) {
-      int& next = route_[n.id * npus + d];
-      if (n.kind == NodeKind::Npu) {
-        if (n.rank != d) next = out_[n.id].front();
-        continue;
-      }
-      int dst_router = router_of_rank_[d];
-      if (n.id == dst_router) {
-        next = link_between(n.id, npu_nodes_[d]);
-        continue;
-      }
-      const Node& target = nodes_[dst_router];
-      int hop = -1;
-      switch (spec_.shape) {
-        case Shape::Mesh: {  // dimension order: X first, then Y
-          int x = n.x, y = n.y;
-          if (target.x != x)
-            x += target.x > x ? 1 : -1;
-          else
-            y += target.y > y ? 1 : -1;
-          hop = link_between(n.id, npu_count() + y * spec_.mesh_x + x);
-          break;
-        }
-        case Shape::Ring: {  // the shorter way; ties go clockwise
-          int cw = ((target.x - n.x) % npus + npus) % npus;
-          int step = cw <= npus - cw ? 1 : -1;
-          hop = link_between(n.id, npu_count() + ((n.x + step) % npus + npus) % npus);
-          break;
-        }
-        case Shape::FullyConnected:
-          hop = link_between(n.id, dst_router);
-          break;
-        case Shape::Switch:
-          break;  // the switch is every NPU's router
-      }
-      if (hop < 0)
-        throw std::logic_error("no route from " + n.name + " to npu" + std::to_string(d));
-      next = hop;
-    }
+    auto& list = neighbours_[n.id];
+    for (size_t p = 0; p < out_[n.id].size(); ++p)
+      list.push_back({links_[out_[n.id][p]].dst, static_cast<int>(p)});
+    std::sort(list.begin(), list.end(),
+              [](const Neighbour& a, const Neighbour& b) { return a.node < b.node; });
   }
+  // A check of the rules, in time linear in NPUs x hops: every NPU reaches its successor and its
+  // mirror image (path() throws on a hop without a route or a loop).
+  const int npus = npu_count();
+  for (int r = 0; r < npus; ++r) {
+    path((r + 1) % npus, r);
+    path(npus - 1 - r, r);
+  }
+}
+
+int Topology::port_to(int node, int next) const {
+  const auto& list = neighbours_[node];
+  auto it = std::lower_bound(list.begin(), list.end(), next,
+                             [](const Neighbour& a, int id) { return a.node < id; });
+  return it != list.end() && it->node == next ? it->port : -1;
+}
+
+int Topology::next_port(int node, int dst_rank) const {
+  const Node& n = nodes_[node];
+  if (n.kind == NodeKind::Npu) return n.rank == dst_rank ? -1 : 0;  // its one port
+  const int dst_router = router_of_rank_[dst_rank];
+  if (node == dst_router) return port_to(node, npu_nodes_[dst_rank]);
+  const Node& target = nodes_[dst_router];
+  const int npus = npu_count();
+  switch (spec_.shape) {
+    case Shape::Mesh: {  // dimension order: X first, then Y
+      int x = n.x, y = n.y;
+      if (target.x != x)
+        x += target.x > x ? 1 : -1;
+      else
+        y += target.y > y ? 1 : -1;
+      return port_to(node, npus + y * spec_.mesh_x + x);
+    }
+    case Shape::Ring: {  // the shorter way; ties go clockwise
+      const int cw = ((target.x - n.x) % npus + npus) % npus;
+      const int step = cw <= npus - cw ? 1 : -1;
+      return port_to(node, npus + ((n.x + step) % npus + npus) % npus);
+    }
+    case Shape::FullyConnected:
+      return port_to(node, dst_router);
+    case Shape::Switch:
+      break;  // the switch is every NPU's router: handled above
+  }
+  return -1;
 }
 
 std::vector<int> Topology::path(int src_rank, int dst_rank) const {
@@ -216,6 +226,9 @@ std::vector<int> Topology::path(int src_rank, int dst_rank) const {
   int node = npu_node(src_rank), dst = npu_node(dst_rank);
   while (node != dst) {
     int l = next_link(node, dst_rank);
+    if (l < 0)
+      throw std::logic_error("no route from " + nodes_[node].name + " to npu" +
+                             std::to_string(dst_rank));
     links.push_back(l);
     node = links_[l].dst;
     if (links.size() > links_.size()) throw std::logic_error("routing loop");

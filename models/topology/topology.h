@@ -1,7 +1,8 @@
 #pragma once
 // The one topology graph (DESIGN.md decision 4): NPUs, routers / switches and directed links, plus
-// the routing table every hop uses. The platform builder, the collectives and the reports read this
-// graph.
+// the routing rules every hop uses (dimension order on a mesh, the shorter way round a ring, the
+// direct link of a fully-connected network): no table of nodes x NPUs, so memory grows with the
+// links. The platform builder, the collectives and the reports read this graph.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,8 +72,14 @@ class Topology {
     return out;
   }
 
-  // The link a packet at `node` takes towards NPU `dst_rank`.
-  int next_link(int node, int dst_rank) const { return route_[node * npu_count() + dst_rank]; }
+  // The output (index into out_links(node)) a packet at `node` takes towards NPU `dst_rank`, or -1
+  // at that NPU.
+  int next_port(int node, int dst_rank) const;
+  // The link a packet at `node` takes towards NPU `dst_rank`, or -1 at that NPU.
+  int next_link(int node, int dst_rank) const {
+    const int port = next_port(node, dst_rank);
+    return port < 0 ? -1 : out_[node][port];
+  }
   // Links on the path from one NPU to another, in order.
   std::vector<int> path(int src_rank, int dst_rank) const;
   // The narrowest link on that path, in bytes per cycle (what a message can stream at).
@@ -85,8 +92,11 @@ class Topology {
   int add_link(int src, int dst, double gbps, double latency_ns, bool attach);
   void add_duplex(int a, int b, double gbps, double latency_ns, bool attach);
   int link_between(int src, int dst) const;
+  // The output of `node` whose link leads to node `next`, or -1.
+  int port_to(int node, int next) const;
   void attach_npus_to_routers(const std::vector<int>& routers);
-  void compute_routes();
+  // Sorts every node's neighbours for port_to and checks that every route arrives.
+  void index_neighbours();
 
   NetworkSpec spec_;
   std::vector<Node> nodes_;
@@ -94,7 +104,12 @@ class Topology {
   std::vector<int> npu_nodes_;
   std::vector<int> router_of_rank_;
   std::vector<std::vector<int>> out_, in_;
-  std::vector<int> route_;
+  // Per node, its out-neighbours by node id, each with the output that leads there.
+  struct Neighbour {
+    int node;
+    int port;
+  };
+  std::vector<std::vector<Neighbour>> neighbours_;
   bool needs_dateline_ = false;
 };
 
