@@ -2,6 +2,10 @@
 // plus serialisation; the three fidelities agree without contention and differ under a hotspot.
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
+#include "hw/noc/fabric_node.h"
+#include "hw/npu/npu.h"
 #include "tests/testing.h"
 
 using namespace wafersim;
@@ -20,7 +24,32 @@ nlohmann::json mesh(const std::string& prefix, const std::string& fidelity) {
                                        " fabric.buffer_flits=32");
 }
 
+// Whether socket `Initiator` can be bound to socket `Target` (an expression the compiler accepts).
+template <class Initiator, class Target, class = void>
+struct Bindable : std::false_type {};
+template <class Initiator, class Target>
+struct Bindable<Initiator, Target,
+                std::void_t<decltype(std::declval<Initiator&>().bind(std::declval<Target&>()))>>
+    : std::true_type {};
+
 }  // namespace
+
+// Links have their own protocol type: link sockets bind to each other, but a base-protocol socket
+// (an NPU's command socket, a memory) cannot be bound to a link by mistake.
+TEST(Fabric, LinkSocketsTakeOnlyLinkSockets) {
+  using Out = hw::FabricNode::InitiatorSocket;
+  using In = hw::FabricNode::TargetSocket;
+  static_assert(Bindable<Out, In>::value, "link to link");
+  static_assert(Bindable<tlm_utils::simple_initiator_socket<hw::Npu>,
+                         decltype(std::declval<hw::Npu&>().cmd)>::value,
+                "base protocol to base protocol (the trait sees a bind that compiles)");
+  static_assert(!Bindable<Out, decltype(std::declval<hw::Npu&>().cmd)>::value,
+                "a link into a base-protocol target");
+  static_assert(!Bindable<tlm_utils::simple_initiator_socket<hw::Npu>, In>::value,
+                "a base-protocol initiator into a link");
+  EXPECT_EQ(hw::kUnit, tlm::BEGIN_REQ);
+  EXPECT_EQ(hw::kCredit, tlm::END_REQ);
+}
 
 // A single packet from NPU 0 (0,0) to NPU 63 (7,7): 14 mesh hops, 15 routers, 16 links. Each router
 // costs routing + VC allocation + switch allocation + traversal = 4 cycles; each network link 1

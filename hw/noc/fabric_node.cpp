@@ -104,7 +104,7 @@ void FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& un
     if (!decoupled()) p->credit_change(out.link.id, unit.vc, -static_cast<int>(unit.credits), now);
   }
 
-  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  tlm::tlm_phase phase = kUnit;
   sc_time delay = slot.start + serialisation(out, head_bytes) + out.latency - now;
   if (out.forward->nb_transport_fw(trans, phase, delay) == tlm::TLM_COMPLETED) trans.release();
 }
@@ -120,14 +120,14 @@ FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
 }
 
 void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_time& after) {
-  tlm::tlm_phase phase = tlm::END_REQ;
+  tlm::tlm_phase phase = kCredit;
   sc_time delay = after - now() + delays_.credit;
   inputs_[in_port].backward->nb_transport_bw(trans, phase, delay);
 }
 
 tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans,
                                        tlm::tlm_phase& phase, sc_time& delay) {
-  if (phase != tlm::BEGIN_REQ) throw std::logic_error(std::string(name()) + ": unexpected phase");
+  if (phase != kUnit) throw std::logic_error(std::string(name()) + ": unexpected phase");
   TransferExt* unit = transfer(trans);
   unit->port = port;
   const sc_time arrival = now() + delay;
@@ -142,7 +142,7 @@ tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans
 
 tlm::tlm_sync_enum FabricNode::backward(int port, tlm::tlm_generic_payload& trans,
                                         tlm::tlm_phase& phase, sc_time& delay) {
-  if (phase != tlm::END_REQ || decoupled())
+  if (phase != kCredit || decoupled())
     throw std::logic_error(std::string(name()) + ": unexpected phase");
   const TransferExt& unit = *transfer(trans);
   Output& out = outputs_[port];

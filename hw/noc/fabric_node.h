@@ -1,11 +1,11 @@
 #pragma once
-// A block with link ports (a router, or an NPU's network interface). It owns the TLM-2.0 plumbing:
-// units leave on an initiator socket with BEGIN_REQ whose timing annotation is their head's
-// arrival, and come back as END_REQ, annotated with when the receiver frees the buffer slots:
-// END_REQ is the credit (DESIGN.md decision 2). Neither costs an event of its own. The receiver
-// files an arriving unit at its annotated time and wakes then; a returning credit is filed on the
-// output and counted when the block next looks at that time or later, and wakes the block only if
-// it is waiting for one.
+// A block with link ports (a router, or an NPU's network interface). It owns the TLM-2.0 plumbing
+// of the link protocol (hw/proto/link_protocol.h): units leave on an initiator socket with
+// kUnit (BEGIN_REQ) whose timing annotation is their head's arrival, and their credits come back as
+// kCredit (END_REQ), annotated with when the receiver frees the buffer slots (DESIGN.md decision
+// 2). Neither costs an event of its own. The receiver files an arriving unit at its annotated time
+// and wakes then; a returning credit is filed on the output and counted when the block next looks
+// at that time or later, and wakes the block only if it is waiting for one.
 //
 // Message fidelity is temporally decoupled instead (TLM-2.0 loosely-timed style): a message crosses
 // the whole path inside the call that sends it. Each block on the way receives BEGIN_REQ with the
@@ -24,6 +24,7 @@
 
 #include "hw/noc/fabric_params.h"
 #include "hw/noc/link_calendar.h"
+#include "hw/proto/link_protocol.h"
 #include "hw/proto/timed_queue.h"
 #include "hw/proto/transfer.h"
 #include "hw/proto/wake_calendar.h"
@@ -51,8 +52,8 @@ struct FabricShared {
 
 class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
  public:
-  using InitiatorSocket = tlm_utils::simple_initiator_socket_tagged<FabricNode>;
-  using TargetSocket = tlm_utils::simple_target_socket_tagged<FabricNode>;
+  using InitiatorSocket = tlm_utils::simple_initiator_socket_tagged<FabricNode, 32, LinkProtocol>;
+  using TargetSocket = tlm_utils::simple_target_socket_tagged<FabricNode, 32, LinkProtocol>;
 
   // One input port per incoming link and one output port per outgoing link, in the order given.
   FabricNode(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
@@ -76,7 +77,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     sc_core::sc_time latency;    // the link's flight time
     // The bound target's forward interface, looked up once after elaboration: a message crosses
     // thousands of sockets per simulated microsecond at message fidelity.
-    tlm::tlm_fw_transport_if<>* forward = nullptr;
+    tlm::tlm_fw_transport_if<LinkProtocol>* forward = nullptr;
     std::vector<int> credits;  // per VC, slots free downstream (returned credits counted in)
     uint64_t free_vcs = 0;     // bit v set: no packet holds VC v (routers allocate from it)
     int rr = 0;                // switch allocation: the input this output serves first
@@ -84,7 +85,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     LinkStats stats;
     // Credits on their way back, by the time they arrive (counted in lazily, when a sender finds
     // too few: up to VCs x buffer slots of them); and whether the block waits for one that has not
-    // been sent yet (the next END_REQ then wakes it).
+    // been sent yet (the next credit then wakes it).
     struct Returning {
       sc_core::sc_time at;
       int vc;
@@ -100,7 +101,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     // The sender's backward interface, looked up once after elaboration: the simple target
     // socket's own backward path looks each call up in its table of blocking calls, and these
     // links make none (credits cross it once per unit per hop).
-    tlm::tlm_bw_transport_if<>* backward = nullptr;
+    tlm::tlm_bw_transport_if<LinkProtocol>* backward = nullptr;
     topology::Link link;
   };
 

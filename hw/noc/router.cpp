@@ -239,7 +239,7 @@ void Router::allocation_round() {
       p->buffer_change(inputs_[i].link.id, v, -1, now);
       p->grant(out.link.id, inputs_[i].link.id);
     }
-    // The unit goes on in its own payload: the credit upstream (END_REQ) is sent first, while the
+    // The unit goes on in its own payload: the credit upstream (kCredit) is sent first, while the
     // extension still says which VC it frees, with a reference kept for the next hop. No copy, and
     // the payload is still in cache.
     TransferExt& ext = *unit.unit;
