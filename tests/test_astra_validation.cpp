@@ -123,3 +123,39 @@ TEST(AstraSwitch, HgxH100AllReduceMatchesAstraSim) {
   ASSERT_EQ(r["status"], "finished");
   EXPECT_NEAR(r["makespan_ns"].get<double>() / 57426, 1.0, 0.05) << r["makespan_ns"];
 }
+
+// Keys real ASTRA-sim system files carry that wafersim does not model are accepted, named in one
+// notice before the run and in report.json, and change nothing; --quiet keeps the notice off the
+// terminal.
+TEST(AstraSystem, UnmodelledKeysAreNamedInOneNotice) {
+  const std::string dir = wafersim::testing::temp_dir("unmodelled");
+  std::ofstream(dir + "/plain.json") << R"({"preferred-dataset-splits": 4, "endpoint-delay": 10})";
+  std::ofstream(dir + "/extra.json") << R"({"preferred-dataset-splits": 4, "endpoint-delay": 10,
+    "L": 0, "o": 0, "g": 0, "G": 0.0038, "model-shared-bus": 0, "trace-enabled": 0})";
+  const std::string args =
+      "run --astra-network " + source(kData + "network/analytical/Ring_8npus.yml") +
+      " --workload " + source(kData + "workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce");
+  const auto plain = wafersim::testing::wafersim(args + " --astra-system " + dir +
+                                                 "/plain.json --out " + dir + "/p");
+  const auto extra = wafersim::testing::wafersim(args + " --astra-system " + dir +
+                                                 "/extra.json --out " + dir + "/e");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(extra.exit_code, 0) << extra.err;
+  EXPECT_EQ(plain.out.find("notice"), std::string::npos);
+  const std::string notice = "/extra.json: accepted but not modelled: ";
+  EXPECT_NE(extra.out.find("wafersim: notice: "), std::string::npos) << extra.out;
+  const size_t at = extra.out.find(notice);
+  ASSERT_NE(at, std::string::npos) << extra.out;
+  const std::string named = extra.out.substr(at + notice.size());
+  for (const char* key : {"L", "o", "g", "G", "model-shared-bus", "trace-enabled"})
+    EXPECT_NE(named.find(key), std::string::npos) << key;
+  nlohmann::json p, e;
+  std::ifstream(dir + "/p/report.json") >> p;
+  std::ifstream(dir + "/e/report.json") >> e;
+  EXPECT_EQ(e["notices"].size(), 1u);
+  EXPECT_EQ(p["notices"].size(), 0u);
+  EXPECT_EQ(p["makespan_ns"], e["makespan_ns"]);
+  const auto quiet =
+      wafersim::testing::wafersim(args + " --quiet --astra-system " + dir + "/extra.json");
+  EXPECT_EQ(quiet.out.find("notice"), std::string::npos);
+}

@@ -67,6 +67,9 @@ struct PlatformSpec {
   ComputeModel compute = ComputeModel::Duration;
   ComputeOrder compute_order = ComputeOrder::NodeId;
   CommOrder comm_order = CommOrder::Concurrent;
+  // What the reader accepted without modelling it, one sentence each, naming the file and the
+  // keys: printed before a run and kept in report.json (`notices`).
+  std::vector<std::string> notices;
 };
 
 // `overrides` are `section.key=value` strings applied on top of the file (the study runner and

@@ -128,6 +128,7 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
   const auto wall_start = std::chrono::steady_clock::now();
   try {
     PlatformSpec spec = load_platform_spec(o);
+    for (const std::string& notice : spec.notices) out << "wafersim: notice: " << notice << "\n";
     topology::Topology topology = build_topology(spec);
     chakra::WorkloadOptions wo = o.workload;
     wo.ranks = topology.npu_count();
@@ -196,6 +197,7 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
       info.data_mismatch = "collective '" + replay.data_check().collective +
                            "': " + replay.data_check().first->text();
     nlohmann::json report = make_report(spec, *platform, replay, info);
+    report["notices"] = spec.notices;
     if (!o.out_dir.empty()) {
       write_file_atomically(o.out_dir + "/report.json", report.dump(2) + "\n");
       write_tables(report, o.out_dir);
