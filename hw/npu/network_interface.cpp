@@ -36,6 +36,8 @@ void NetworkInterface::send(Message* message) {
   Outgoing o;
   o.message = message;
   o.eligible = now + delays_.endpoint;
+  o.behind = std::any_of(outgoing_.begin(), outgoing_.end(),
+                         [&](const Outgoing& q) { return q.message->dst == message->dst; });
   outgoing_.push_back(std::move(o));
   if (Probe* p = probe()) p->nic_queue(message->src, static_cast<int>(outgoing_.size()));
   wake_at(outgoing_.back().eligible);
@@ -180,6 +182,7 @@ void NetworkInterface::inject_round() {
   for (size_t k = 0; k < n; ++k) {
     size_t idx = (first + k) % n;
     Outgoing& o = outgoing_[idx];
+    if (o.behind) continue;  // goes once the one before it to its destination has left
     if (o.eligible > now) {
       next_eligible = std::min(next_eligible, o.eligible);
       continue;
@@ -225,6 +228,12 @@ void NetworkInterface::inject_round() {
         outgoing_.pop_front();  // the common case, without the general erase
       else
         outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
+      // The next message to the same destination may go now (none before idx had it).
+      for (size_t j = idx; j < outgoing_.size(); ++j)
+        if (outgoing_[j].message->dst == m->dst) {
+          outgoing_[j].behind = false;
+          break;
+        }
       if (Probe* p = probe()) p->nic_queue(m->src, static_cast<int>(outgoing_.size()));
       sent(m, leaves);
       rr_ = idx;

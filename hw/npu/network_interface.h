@@ -1,9 +1,10 @@
 #pragma once
 // An NPU's network interface: cuts messages into units for the fidelity in force (flits of packets,
-// packets, or whole messages), injects them with credit flow control, interleaving messages packet
-// by packet over its VCs, and reassembles what arrives. Messages are delivered when their last byte
-// is in. At message fidelity a message is sent whole, within send(): it leaves once the injection
-// link has finished the messages sent before it (FabricNode's temporal decoupling).
+// packets, or whole messages), injects them with credit flow control, interleaving messages to
+// different destinations packet by packet over its VCs (messages to one destination leave in
+// order, as on one RDMA queue pair), and reassembles what arrives. Messages are delivered when
+// their last byte is in. At message fidelity a message is sent whole, within send(): it leaves once
+// the injection link has finished the messages sent before it (FabricNode's temporal decoupling).
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -34,9 +35,10 @@ class NetworkInterface : public FabricNode {
     sc_core::sc_time eligible;
     uint64_t sent_bytes = 0;  // payload bytes of completed packets
     uint64_t packet = 0;
-    uint32_t flit = 0;  // next flit of the current packet (flit fidelity)
-    int vc = -1;        // VC held mid-packet (flit fidelity)
-    int lane = -1;      // the first of its two injection VCs, chosen with its first packet
+    uint32_t flit = 0;    // next flit of the current packet (flit fidelity)
+    int vc = -1;          // VC held mid-packet (flit fidelity)
+    int lane = -1;        // the first of its two injection VCs, chosen with its first packet
+    bool behind = false;  // an earlier message to the same destination is still leaving
   };
 
   void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
