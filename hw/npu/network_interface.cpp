@@ -36,8 +36,7 @@ void NetworkInterface::send(Message* message) {
   Outgoing o;
   o.message = message;
   o.eligible = now + delays_.endpoint;
-  o.behind = std::any_of(outgoing_.begin(), outgoing_.end(),
-                         [&](const Outgoing& q) { return q.message->dst == message->dst; });
+  o.behind = queued_to_[message->dst]++ > 0;
   outgoing_.push_back(std::move(o));
   if (Probe* p = probe()) p->nic_queue(message->src, static_cast<int>(outgoing_.size()));
   wake_at(outgoing_.back().eligible);
@@ -229,11 +228,16 @@ void NetworkInterface::inject_round() {
       else
         outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
       // The next message to the same destination may go now (none before idx had it).
-      for (size_t j = idx; j < outgoing_.size(); ++j)
-        if (outgoing_[j].message->dst == m->dst) {
-          outgoing_[j].behind = false;
-          break;
-        }
+      auto queued = queued_to_.find(m->dst);
+      if (--queued->second == 0) {
+        queued_to_.erase(queued);
+      } else {
+        for (size_t j = idx; j < outgoing_.size(); ++j)
+          if (outgoing_[j].message->dst == m->dst) {
+            outgoing_[j].behind = false;
+            break;
+          }
+      }
       if (Probe* p = probe()) p->nic_queue(m->src, static_cast<int>(outgoing_.size()));
       sent(m, leaves);
       rr_ = idx;

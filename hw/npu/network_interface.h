@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <systemc>
+#include <unordered_map>
 
 #include "hw/noc/fabric_node.h"
 #include "hw/proto/callback_queue.h"
@@ -70,6 +71,7 @@ class NetworkInterface : public FabricNode {
   const topology::Topology& topology_;
   CallbackQueue& callbacks_;
   std::deque<Outgoing> outgoing_;
+  std::unordered_map<int, int> queued_to_;  // messages in outgoing_ per destination rank
   std::vector<bool> vc_locked_;
   std::vector<int> lane_users_;  // per lane, messages in progress whose pair includes it
   // Where the next round starts looking: just past the message served last, wrapped only when
