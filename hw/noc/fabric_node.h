@@ -11,9 +11,10 @@
 // the whole path inside the call that sends it. Each block on the way receives BEGIN_REQ with the
 // head's arrival as its timing annotation, reserves its output link from then on, passes the
 // message on, and completes the transaction at once (TLM_COMPLETED, no credit). No event per hop:
-// the message costs one event at each end. A link books each message's serialisation in the first
-// gap, at or after the message reaches it, that is long enough (LinkCalendar); buffers are not
-// modelled (docs/design.md).
+// the message costs one event at each end. A link books bandwidth over time (LinkCalendar): a
+// message streams at its path's narrowest rate, from the first time at or after it reaches the link
+// that the link has that rate to spare for as long as it streams; buffers are not modelled
+// (docs/design.md).
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
