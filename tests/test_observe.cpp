@@ -134,6 +134,14 @@ std::string write_all_reduce(const std::string& dir, int ranks, uint64_t bytes, 
   return dir + "/ar";
 }
 
+// An 8-NPU all-reduce of `bytes` on the 4x2 wafer, report in `dir`, with `options` added.
+wafersim::testing::CommandResult run_wafer_4x2(const std::string& dir, uint64_t bytes,
+                                               const std::string& options) {
+  return wafersim::testing::wafersim(
+      "run --quiet --platform " + source("configs/wafer_mesh_4x2.yaml") + " --workload " +
+      write_all_reduce(dir, 8, bytes) + " --out " + dir + " " + options);
+}
+
 // Seven NPUs of row 0 send to NPU 7: a congested row of links.
 std::string hotspot_workload() {
   std::vector<wafersim::testing::Flow> flows;
@@ -207,9 +215,7 @@ TEST(Observe, LongWaveformIsWrittenAsTheRunGoes) {
 // beside a regular file).
 TEST(Observe, WaveformToDevNullWritesNoSaveFile) {
   const std::string dir = temp_dir("null_waves");
-  auto r = wafersim::testing::wafersim(
-      "run --quiet --platform " + source("configs/wafer_mesh_4x2.yaml") + " --workload " +
-      write_all_reduce(dir, 8, 1 << 16) + " --out " + dir + " --waves /dev/null");
+  auto r = run_wafer_4x2(dir, 1 << 16, "--waves /dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(std::filesystem::exists("/dev/null.gtkw"));
 }
@@ -297,9 +303,7 @@ TEST(Observe, TimelineHasEveryNodeOnceAndAgreesWithTheReport) {
 
 TEST(Observe, TablesCarryUnitsAndNcclBandwidthsAndPicturesAreDrawn) {
   const std::string dir = temp_dir("tables");
-  auto r = wafersim::testing::wafersim(
-      "run --quiet --platform " + source("configs/wafer_mesh_4x2.yaml") + " --workload " +
-      write_all_reduce(dir, 8, 1 << 20) + " --out " + dir + " --plots");
+  auto r = run_wafer_4x2(dir, 1 << 20, "--plots");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* picture : {"link_utilisation.png", "npu_time.png"}) {
     std::ifstream png(dir + "/" + picture, std::ios::binary);
