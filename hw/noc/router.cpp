@@ -72,11 +72,10 @@ void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferEx
     throw std::logic_error(std::string(name()) + ": input " + std::to_string(in_port) + " VC " +
                            std::to_string(unit.vc) + " received a unit without a credit");
   // Only a head is routed: the rest of its packet follows the VC it holds.
-  const int port = unit.head ? route(unit.dst) : 0;
-  const int out_class =
-      unit.head ? std::min(unit.vc_class + (moves_up(port) ? 1 : 0), params_.vc_classes - 1) : 0;
+  const int port = unit.head ? route(in_port, unit.dst) : 0;
+  const int vc_class = unit.head ? out_class(in_port, port, unit.vc_class) : 0;
   const Summary summary{arrival, unit.credits, static_cast<uint16_t>(port), unit.head,
-                        static_cast<int8_t>(out_class)};
+                        static_cast<int8_t>(vc_class)};
   uint32_t slot = ivc.first + ivc.size++;
   if (slot >= depth_) slot -= depth_;
   ring(in_port, unit.vc)[slot] = {&trans, &unit, summary};
@@ -92,10 +91,10 @@ void Router::on_credit_returning(int, const sc_time& at) {
   wake_at(at);
 }
 
-void Router::pass(int, const TransferExt& unit, const sc_time& head_at) {
+void Router::pass(int in_port, const TransferExt& unit, const sc_time& head_at) {
   // The head pays the whole pipeline, as in an uncontended allocation round; the output link may
   // still be serialising an earlier message (the wait is reported as stall).
-  const int o = route(unit.dst);
+  const int o = route(in_port, unit.dst);
   const sc_time depart = align(head_at) + delays_.routing + delays_.vc_alloc + delays_.switching;
   const LinkSlot slot = transmit(o, unit, depart);
   if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;

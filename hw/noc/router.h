@@ -97,8 +97,16 @@ class Router : public FabricNode {
   // The output towards a destination rank, by the topology's rules (no table: memory grows with
   // the links, not routers x NPUs), and whether its link is a dateline (the packet moves up a VC
   // class).
-  int route(int dst) const { return topology_.next_port(node_, dst); }
+  int route(int in_port, int dst) const {
+    return topology_.next_port(node_, dst, inputs_[in_port].link.dim);
+  }
   bool moves_up(int port) const { return outputs_[port].link.dateline && params_.vc_classes > 1; }
+  // The VC class a head leaving on `out_port` takes: it moves up at a dateline, and starts again
+  // from class 0 in a new dimension (dimension order already breaks cycles between dimensions).
+  int out_class(int in_port, int out_port, int vc_class) const {
+    const int base = inputs_[in_port].link.dim == outputs_[out_port].link.dim ? vc_class : 0;
+    return std::min(base + (moves_up(out_port) ? 1 : 0), params_.vc_classes - 1);
+  }
   static constexpr int kMaxPorts = 0xffff;  // a port is two bytes in a unit's summary
   // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
   std::vector<std::vector<std::pair<int, int>>> requests_;

@@ -19,34 +19,52 @@ uint64_t ceil_div(uint64_t a, uint64_t b) {
 
 NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricParams& params,
                                    FabricShared shared, CallbackQueue& callbacks,
-                                   const topology::Link& from_network,
-                                   const topology::Link& to_network)
-    : FabricNode(name, params, shared, {from_network}, {to_network}),
+                                   const std::vector<topology::Link>& from_network,
+                                   const std::vector<topology::Link>& to_network)
+    : FabricNode(name, params, shared, from_network, to_network),
       topology_(shared.topology),
+      node_(to_network.at(0).src),
       callbacks_(callbacks),
-      vc_locked_(params.vcs, false),
-      lane_users_(lane_count(), 0) {}
+      groups_(to_network.size()) {
+  for (PortGroup& g : groups_) {
+    g.vc_locked.assign(params.vcs, false);
+    g.lane_users.assign(lane_count(), 0);
+  }
+}
 
 void NetworkInterface::send(Message* message) {
+  // A message to itself (synthetic traffic sends some) goes out to the router and back.
+  const int port = std::max(0, topology_.next_port(node_, message->dst));
   if (decoupled()) {
-    send_whole(message);
+    send_whole(port, message);
     return;
   }
-  const sc_time now = this->now();
+  PortGroup& g = groups_[port];
   Outgoing o;
   o.message = message;
-  o.eligible = now + delays_.endpoint;
-  o.behind = queued_to_[message->dst]++ > 0;
-  outgoing_.push_back(std::move(o));
-  if (Probe* p = probe()) p->nic_queue(message->src, static_cast<int>(outgoing_.size()));
-  wake_at(outgoing_.back().eligible);
+  o.eligible = now() + delays_.endpoint;
+  o.behind = g.queued_to[message->dst]++ > 0;
+  g.outgoing.push_back(std::move(o));
+  if (Probe* p = probe()) p->nic_queue(message->src, queued());
+  wake_at(g.outgoing.back().eligible);
+}
+
+int NetworkInterface::queued() const {
+  size_t n = 0;
+  for (const PortGroup& g : groups_) n += g.outgoing.size();
+  return static_cast<int>(n);
+}
+
+void NetworkInterface::on_wake() {
+  for (size_t port = 0; port < groups_.size(); ++port)
+    if (!groups_[port].outgoing.empty()) inject_round(static_cast<int>(port));
 }
 
 void NetworkInterface::sent(Message* message, const sc_time& at) {
   if (on_sent) callbacks_.at(at, [this, message]() { on_sent(message); });
 }
 
-void NetworkInterface::send_whole(Message* message) {
+void NetworkInterface::send_whole(int port, Message* message) {
   Outgoing whole;
   whole.message = message;
   TransferExt unit;
@@ -56,9 +74,9 @@ void NetworkInterface::send_whole(Message* message) {
   unit.vc = 0;
   unit.credits = 0;
   unit.tail_at = depart;
-  const LinkSlot slot = transmit(0, unit, depart);
+  const LinkSlot slot = transmit(port, unit, depart);
   message->injected = slot.start;
-  if (slot.start > depart) outputs_[0].stats.stall += slot.start - depart;
+  if (slot.start > depart) outputs_[port].stats.stall += slot.start - depart;
   sent(message, slot.end);
 }
 
@@ -117,8 +135,9 @@ bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {
 // first packet leaves: the one fewest other messages in this NIC use (so that it does not queue
 // behind one of them if that one blocks), then the one with the most free buffer downstream, then
 // the one its id points at (which spreads messages over the VCs).
-int NetworkInterface::first_lane(const Outgoing& o) const {
+int NetworkInterface::first_lane(int port, const Outgoing& o) const {
   if (o.lane >= 0) return o.lane;
+  const PortGroup& g = groups_[port];
   const int classes = params_.vc_classes, lanes = lane_count(), spread = lane_spread();
   int best = 0;
   std::pair<int, int> best_score{INT_MAX, 0};  // (users, -free credits): lower is better
@@ -127,8 +146,8 @@ int NetworkInterface::first_lane(const Outgoing& o) const {
     std::pair<int, int> score{0, 0};
     for (int j = 0; j < spread; ++j) {
       const int l = (lane + j) % lanes;
-      score.first += lane_users_[l];
-      score.second -= outputs_[0].credits[l * classes];
+      score.first += g.lane_users[l];
+      score.second -= outputs_[port].credits[l * classes];
     }
     if (score < best_score) {
       best = lane;
@@ -140,26 +159,29 @@ int NetworkInterface::first_lane(const Outgoing& o) const {
   return best;
 }
 
-void NetworkInterface::use_lanes(int first, int delta) {
-  for (int j = 0; j < lane_spread(); ++j) lane_users_[(first + j) % lane_count()] += delta;
+void NetworkInterface::use_lanes(PortGroup& group, int first, int delta) {
+  for (int j = 0; j < lane_spread(); ++j) group.lane_users[(first + j) % lane_count()] += delta;
 }
 
-int NetworkInterface::pick_vc(const Outgoing& o, int first, uint32_t credits) const {
-  if (o.vc >= 0) return outputs_[0].credits[o.vc] >= static_cast<int>(credits) ? o.vc : -1;
+int NetworkInterface::pick_vc(int port, const Outgoing& o, int first, uint32_t credits) const {
+  const Output& out = outputs_[port];
+  if (o.vc >= 0) return out.credits[o.vc] >= static_cast<int>(credits) ? o.vc : -1;
   const int classes = params_.vc_classes, lanes = lane_count(), spread = lane_spread();
   for (int k = 0; k < spread; ++k) {
     const uint64_t lane = (first + (o.packet + k) % spread) % lanes;
     const int v = static_cast<int>(lane) * classes;
-    if (!vc_locked_[v] && outputs_[0].credits[v] >= static_cast<int>(credits)) return v;
+    if (!groups_[port].vc_locked[v] && out.credits[v] >= static_cast<int>(credits)) return v;
   }
   return -1;
 }
 
-void NetworkInterface::inject_round() {
+void NetworkInterface::inject_round(int port) {
   count_event();
   const sc_time now = this->now();
-  if (outgoing_.empty()) return;
-  Output& out = outputs_[0];
+  PortGroup& g = groups_[port];
+  std::deque<Outgoing>& outgoing = g.outgoing;
+  if (outgoing.empty()) return;
+  Output& out = outputs_[port];
   collect_credits(out, now);
   if (!link_accepts(out, now)) {
     wake_at(accepts_from(out));
@@ -168,19 +190,19 @@ void NetworkInterface::inject_round() {
   // Without a credit on any VC nothing can go until one is back: skip the scan of what may be a
   // long source queue.
   if (std::none_of(out.credits.begin(), out.credits.end(), [](int c) { return c > 0; })) {
-    if (!credit_stalled_) credit_stalled_since_ = now;
-    credit_stalled_ = true;
+    if (!g.credit_stalled) g.credit_stalled_since = now;
+    g.credit_stalled = true;
     const sc_time back = next_credit(out);
     if (back != never_) wake_at(back);
     return;
   }
   sc_time next_eligible = never_;
   bool wants_credit = false;
-  const size_t n = outgoing_.size();
-  const size_t first = rr_ < n ? rr_ : 0;
+  const size_t n = outgoing.size();
+  const size_t first = g.rr < n ? g.rr : 0;
   for (size_t k = 0; k < n; ++k) {
     size_t idx = (first + k) % n;
-    Outgoing& o = outgoing_[idx];
+    Outgoing& o = outgoing[idx];
     if (o.behind) continue;  // goes once the one before it to its destination has left
     if (o.eligible > now) {
       next_eligible = std::min(next_eligible, o.eligible);
@@ -189,31 +211,31 @@ void NetworkInterface::inject_round() {
     TransferExt unit;
     bool last = next_unit(o, unit);
     unit.credits = std::min(unit.flits, params_.buffer_flits);
-    const int lane = first_lane(o);
-    int vc = pick_vc(o, lane, unit.credits);
+    const int lane = first_lane(port, o);
+    int vc = pick_vc(port, o, lane, unit.credits);
     if (vc < 0) {
       wants_credit = true;
       continue;
     }
     unit.vc = vc;
-    if (o.lane < 0) use_lanes(lane, +1);
+    if (o.lane < 0) use_lanes(g, lane, +1);
     o.lane = lane;
     unit.tail_at = now;
-    if (credit_stalled_) out.stats.stall += now - credit_stalled_since_;
-    credit_stalled_ = false;
+    if (g.credit_stalled) out.stats.stall += now - g.credit_stalled_since;
+    g.credit_stalled = false;
     if (o.packet == 0 && o.flit == 0) o.message->injected = now;
-    sc_time leaves = transmit(0, unit, now).end;
+    sc_time leaves = transmit(port, unit, now).end;
     // Advance the cursor past the unit just sent.
     if (params_.fidelity == Fidelity::Flit) {
       if (unit.tail) {
         o.sent_bytes += unit.bytes;
         o.packet++;
         o.flit = 0;
-        vc_locked_[vc] = false;
+        g.vc_locked[vc] = false;
         o.vc = -1;
       } else {
         o.flit++;
-        vc_locked_[vc] = true;
+        g.vc_locked[vc] = true;
         o.vc = vc;
       }
     } else {
@@ -222,37 +244,37 @@ void NetworkInterface::inject_round() {
     }
     if (last) {
       Message* m = o.message;
-      use_lanes(o.lane, -1);
+      use_lanes(g, o.lane, -1);
       if (idx == 0)
-        outgoing_.pop_front();  // the common case, without the general erase
+        outgoing.pop_front();  // the common case, without the general erase
       else
-        outgoing_.erase(outgoing_.begin() + static_cast<long>(idx));
+        outgoing.erase(outgoing.begin() + static_cast<long>(idx));
       // The next message to the same destination may go now (none before idx had it).
-      auto queued = queued_to_.find(m->dst);
+      auto queued = g.queued_to.find(m->dst);
       if (--queued->second == 0) {
-        queued_to_.erase(queued);
+        g.queued_to.erase(queued);
       } else {
-        for (size_t j = idx; j < outgoing_.size(); ++j)
-          if (outgoing_[j].message->dst == m->dst) {
-            outgoing_[j].behind = false;
+        for (size_t j = idx; j < outgoing.size(); ++j)
+          if (outgoing[j].message->dst == m->dst) {
+            outgoing[j].behind = false;
             break;
           }
       }
-      if (Probe* p = probe()) p->nic_queue(m->src, static_cast<int>(outgoing_.size()));
+      if (Probe* p = probe()) p->nic_queue(m->src, this->queued());
       sent(m, leaves);
-      rr_ = idx;
+      g.rr = idx;
     } else {
-      rr_ = idx + 1;
+      g.rr = idx + 1;
     }
-    if (!outgoing_.empty()) wake_at(std::max(now + cycle_, accepts_from(out)));
+    if (!outgoing.empty()) wake_at(std::max(now + cycle_, accepts_from(out)));
     return;
   }
   if (wants_credit) next_eligible = std::min(next_eligible, next_credit(out));
   if (next_eligible != never_) wake_at(next_eligible);
 }
 
-void NetworkInterface::on_credit_returning(int, const sc_time& at) {
-  if (!outgoing_.empty()) wake_at(at);
+void NetworkInterface::on_credit_returning(int out_port, const sc_time& at) {
+  if (!groups_[out_port].outgoing.empty()) wake_at(at);
 }
 
 void NetworkInterface::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,

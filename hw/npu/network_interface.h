@@ -5,6 +5,8 @@
 // order, as on one RDMA queue pair), and reassembles what arrives. Messages are delivered when
 // their last byte is in. At message fidelity a message is sent whole, within send(): it leaves once
 // the injection link has finished the messages sent before it (FabricNode's temporal decoupling).
+// It has one port per network dimension, each with its own group: injection queue, VCs, round
+// robin and credits. A message leaves on the port of the dimension its route starts in.
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -19,10 +21,11 @@ namespace wafersim::hw {
 
 class NetworkInterface : public FabricNode {
  public:
-  // `to_network` / `from_network`: the NPU's attach link in each direction.
+  // `from_network` / `to_network`: the NPU's links in each direction, one per dimension, in the
+  // order of the topology's out links of the NPU node (its ports).
   NetworkInterface(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
-                   CallbackQueue& callbacks, const topology::Link& from_network,
-                   const topology::Link& to_network);
+                   CallbackQueue& callbacks, const std::vector<topology::Link>& from_network,
+                   const std::vector<topology::Link>& to_network);
 
   // Queues a message. `on_sent` runs when its last unit has left; on the receiving side,
   // `on_delivered` when it has fully arrived (each set once per NIC, or left empty).
@@ -48,18 +51,35 @@ class NetworkInterface : public FabricNode {
   void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
   // Counts a unit's payload in; delivers its message when it is complete.
   void receive(const TransferExt& unit);
-  void send_whole(Message* message);
+  // What one port injects: its own queue, VC state and round robin.
+  struct PortGroup {
+    std::deque<Outgoing> outgoing;
+    std::unordered_map<int, int> queued_to;  // messages in `outgoing` per destination rank
+    std::vector<bool> vc_locked;
+    std::vector<int> lane_users;  // per lane, messages in progress whose pair includes it
+    // Where the next round starts looking: just past the message served last, wrapped only when
+    // used. Wrapping at once would make the order depend on whether a message queued in the same
+    // cycle (not yet eligible) was queued before or after this round ran.
+    size_t rr = 0;
+    bool credit_stalled = false;  // units wait and no VC has a credit (counted as link stall)
+    sc_core::sc_time credit_stalled_since;
+  };
+
+  void send_whole(int port, Message* message);
   void sent(Message* message, const sc_core::sc_time& at);
-  void on_wake() override { inject_round(); }
-  void inject_round();
+  void on_wake() override;
+  void inject_round(int port);
   // Fills `unit` with the next unit of `o` for the fidelity in force; true when it is the last one.
   bool next_unit(const Outgoing& o, TransferExt& unit) const;
   // Lanes: the VCs of the injection class (0, classes, 2 x classes, ...); a message uses two.
   int lane_count() const { return params_.vcs / params_.vc_classes; }
   int lane_spread() const { return std::min(2, lane_count()); }
-  int first_lane(const Outgoing& o) const;
-  void use_lanes(int first, int delta);  // counts a message in (+1) or out (-1) of its lanes
-  int pick_vc(const Outgoing& o, int first, uint32_t credits) const;
+  int first_lane(int port, const Outgoing& o) const;
+  // Counts a message in (+1) or out (-1) of its lanes.
+  void use_lanes(PortGroup& group, int first, int delta);
+  int pick_vc(int port, const Outgoing& o, int first, uint32_t credits) const;
+  // Messages queued in all groups (for the queue-depth probe).
+  int queued() const;
 
   // Message fidelity: the narrowest link on the route to `dst`, from a small cache.
   double path_bytes_per_cycle(int src, int dst);
@@ -69,17 +89,9 @@ class NetworkInterface : public FabricNode {
   };
   std::array<PathRate, 8> path_rates_{};
   const topology::Topology& topology_;
+  const int node_;  // the NPU's node in the topology
   CallbackQueue& callbacks_;
-  std::deque<Outgoing> outgoing_;
-  std::unordered_map<int, int> queued_to_;  // messages in outgoing_ per destination rank
-  std::vector<bool> vc_locked_;
-  std::vector<int> lane_users_;  // per lane, messages in progress whose pair includes it
-  // Where the next round starts looking: just past the message served last, wrapped only when
-  // used. Wrapping at once would make the order depend on whether a message queued in the same
-  // cycle (not yet eligible) was queued before or after this round ran.
-  size_t rr_ = 0;
-  bool credit_stalled_ = false;  // units wait and no VC has a credit (counted as link stall)
-  sc_core::sc_time credit_stalled_since_;
+  std::vector<PortGroup> groups_;  // one per output port
 };
 
 }  // namespace wafersim::hw

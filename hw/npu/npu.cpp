@@ -13,7 +13,8 @@ using sc_core::sc_time;
 
 Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
          const FabricParams& fabric, FabricShared shared, CallbackQueue& callbacks,
-         const topology::Link& from_network, const topology::Link& to_network)
+         const std::vector<topology::Link>& from_network,
+         const std::vector<topology::Link>& to_network)
     : sc_module(name),
       cmd("cmd"),
       rank_(rank),

@@ -59,8 +59,9 @@ class Npu : public sc_core::sc_module {
   // `callbacks`: the platform's timed completions, shared by all NPUs (one SystemC event per
   // simulated instant however many NPUs finish something then).
   Npu(sc_core::sc_module_name name, int rank, const NpuParams& params, const FabricParams& fabric,
-      FabricShared shared, CallbackQueue& callbacks, const topology::Link& from_network,
-      const topology::Link& to_network);
+      FabricShared shared, CallbackQueue& callbacks,
+      const std::vector<topology::Link>& from_network,
+      const std::vector<topology::Link>& to_network);
   ~Npu() override;
 
   NetworkInterface& nic() { return *nic_; }

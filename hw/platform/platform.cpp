@@ -23,13 +23,14 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
   npus_.resize(topology.npu_count());
   for (const auto& node : topology.nodes()) {
     if (node.kind == topology::NodeKind::Npu) {
+      // One NIC port per link pair: one per network dimension.
       const auto& in = topology.in_links(node.id);
       const auto& out = topology.out_links(node.id);
-      if (in.size() != 1 || out.size() != 1)
-        throw std::logic_error(node.name + " needs exactly one link in each direction");
+      if (in.empty() || in.size() != out.size())
+        throw std::logic_error(node.name + " needs as many links in as out, at least one");
       npus_[node.rank] =
           std::make_unique<Npu>(node.name.c_str(), node.rank, npu, fabric_, shared, callbacks_,
-                                topology.links()[in[0]], topology.links()[out[0]]);
+                                topology.links_of(in), topology.links_of(out));
       block[node.id] = &npus_[node.rank]->nic();
     } else {
       routers_.push_back(

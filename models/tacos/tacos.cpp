@@ -187,6 +187,10 @@ LinkGraph link_graph(const topology::Topology& t, const FabricCosts& costs) {
   g.reduce_gbps = costs.reduce_gbps;
   const double clock = t.spec().clock_ghz;
   const auto& nodes = t.nodes();
+  if (t.dims().size() > 1)
+    throw std::invalid_argument(
+        "tacos synthesizes for a mesh or a network of one dimension; this one has " +
+        std::to_string(t.dims().size()) + " (use a built-in algorithm per dimension)");
   if (t.spec().shape == topology::Shape::Switch) {
     // Every NPU's port: its link to the switch and back.
     const int n = g.npus;

@@ -17,6 +17,8 @@ const char* to_string(Shape shape) {
       return "fully_connected";
     case Shape::Switch:
       return "switch";
+    case Shape::Dimensions:
+      return "dimensions";
   }
   return "?";
 }
@@ -26,8 +28,9 @@ Shape shape_from_string(const std::string& text) {
   if (text == "ring" || text == "Ring") return Shape::Ring;
   if (text == "fully_connected" || text == "FullyConnected") return Shape::FullyConnected;
   if (text == "switch" || text == "Switch") return Shape::Switch;
+  if (text == "dimensions") return Shape::Dimensions;
   throw std::invalid_argument("unknown topology '" + text +
-                              "' (expected mesh, ring, fully_connected or switch)");
+                              "' (expected mesh, ring, fully_connected, switch or dimensions)");
 }
 
 int Topology::add_node(NodeKind kind, std::string name, int rank, int x, int y) {
@@ -44,7 +47,7 @@ int Topology::add_node(NodeKind kind, std::string name, int rank, int x, int y) 
   return n.id;
 }
 
-int Topology::add_link(int src, int dst, double gbps, double latency_ns, bool attach) {
+int Topology::add_link(int src, int dst, double gbps, double latency_ns, bool attach, int dim) {
   Link l;
   l.id = static_cast<int>(links_.size());
   l.src = src;
@@ -52,16 +55,19 @@ int Topology::add_link(int src, int dst, double gbps, double latency_ns, bool at
   l.bytes_per_cycle = gbps / spec_.clock_ghz;  // GB/s / (Gcycles/s) = bytes per cycle
   l.latency_cycles = static_cast<uint32_t>(std::llround(latency_ns * spec_.clock_ghz));
   l.attach = attach;
+  l.dim = dim;
   l.name = nodes_[src].name + "->" + nodes_[dst].name;
+  // An NPU has a port per dimension: its links to its router are told apart by their dimension.
+  if (attach && spec_.dims.size() > 1) l.name += ".d" + std::to_string(dim);
   links_.push_back(l);
   out_[src].push_back(l.id);
   in_[dst].push_back(l.id);
   return l.id;
 }
 
-void Topology::add_duplex(int a, int b, double gbps, double latency_ns, bool attach) {
-  add_link(a, b, gbps, latency_ns, attach);
-  add_link(b, a, gbps, latency_ns, attach);
+void Topology::add_duplex(int a, int b, double gbps, double latency_ns, bool attach, int dim) {
+  add_link(a, b, gbps, latency_ns, attach, dim);
+  add_link(b, a, gbps, latency_ns, attach, dim);
 }
 
 int Topology::link_between(int src, int dst) const {
@@ -71,100 +77,190 @@ int Topology::link_between(int src, int dst) const {
 }
 
 void Topology::attach_npus_to_routers(const std::vector<int>& routers) {
+  const int dims = std::max<int>(1, static_cast<int>(spec_.dims.size()));
+  eject_port_.assign(nodes_.size(), -1);
   for (size_t r = 0; r < routers.size(); ++r) {
-    int router = routers[r];
-    double injection = spec_.injection_bandwidth_gbps;
-    if (injection <= 0) {
-      injection = 0;
-      for (int l : out_[router]) injection += links_[l].bytes_per_cycle * spec_.clock_ghz;
+    const int router = routers[r];
+    // The router's outputs to its NPU follow each other, dimension 0 first.
+    eject_port_[router] = static_cast<int>(out_[router].size());
+    for (int d = 0; d < dims; ++d) {
+      double injection = spec_.injection_bandwidth_gbps;
+      if (injection <= 0) {
+        injection = 0;
+        for (int l : out_[router])
+          if (!links_[l].attach && links_[l].dim == d)
+            injection += links_[l].bytes_per_cycle * spec_.clock_ghz;
+      }
+      add_duplex(npu_nodes_[r], router, injection, spec_.injection_latency_ns, true, d);
     }
-    add_duplex(npu_nodes_[r], router, injection, spec_.injection_latency_ns, true);
     router_of_rank_[r] = router;
   }
 }
 
+namespace {
+
+void check_dimension(const Dimension& d, size_t index) {
+  const std::string key = "dimension " + std::to_string(index) + ": ";
+  if (d.shape != Shape::Ring && d.shape != Shape::FullyConnected && d.shape != Shape::Switch)
+    throw std::invalid_argument(key + "shape must be Ring, FullyConnected or Switch, not " +
+                                to_string(d.shape));
+  const int min_npus = d.shape == Shape::Switch ? 1 : 2;  // one NPU on a switch: a single device
+  if (d.npus < min_npus)
+    throw std::invalid_argument(key + "npus: a " + to_string(d.shape) + " needs at least " +
+                                std::to_string(min_npus) + " NPUs, got " + std::to_string(d.npus));
+  if (!(d.link_bandwidth_gbps > 0))
+    throw std::invalid_argument(key + "link_bandwidth_gbps must be positive, got " +
+                                std::to_string(d.link_bandwidth_gbps));
+  if (d.link_latency_ns < 0)
+    throw std::invalid_argument(key + "link_latency_ns must not be negative");
+  if (d.links < 1)
+    throw std::invalid_argument(key + "links must be at least 1, got " + std::to_string(d.links));
+}
+
+}  // namespace
+
 Topology Topology::build(const NetworkSpec& spec) {
   if (spec.clock_ghz <= 0) throw std::invalid_argument("clock_ghz must be positive");
-  if (!(spec.link_bandwidth_gbps > 0))
-    throw std::invalid_argument("link_bandwidth_gbps must be positive, got " +
-                                std::to_string(spec.link_bandwidth_gbps));
-  if (spec.link_latency_ns < 0) throw std::invalid_argument("link_latency_ns must not be negative");
   if (spec.injection_bandwidth_gbps < 0)
     throw std::invalid_argument("injection_bandwidth_gbps must not be negative");
   if (spec.injection_latency_ns < 0)
     throw std::invalid_argument("injection_latency_ns must not be negative");
-
   Topology t;
   t.spec_ = spec;
-  int npus = spec.shape == Shape::Mesh ? spec.mesh_x * spec.mesh_y : spec.npus;
-  if (spec.shape == Shape::Mesh && (spec.mesh_x < 1 || spec.mesh_y < 1))
-    throw std::invalid_argument("mesh needs mesh_x >= 1 and mesh_y >= 1");
-  const int min_npus = spec.shape == Shape::Switch ? 1 : 2;  // one NPU on a switch: a single device
-  if (npus < min_npus)
-    throw std::invalid_argument("npus: this topology needs at least " + std::to_string(min_npus) +
-                                " NPUs, got " + std::to_string(npus));
-  t.spec_.npus = npus;
-  t.router_of_rank_.assign(npus, -1);
-  for (int r = 0; r < npus; ++r) {
-    int x = spec.shape == Shape::Mesh ? r % spec.mesh_x : -1;
-    int y = spec.shape == Shape::Mesh ? r / spec.mesh_x : -1;
-    t.npu_nodes_.push_back(t.add_node(NodeKind::Npu, "npu" + std::to_string(r), r, x, y));
+  if (spec.shape == Shape::Dimensions) {
+    if (spec.dims.empty()) throw std::invalid_argument("dimensions: at least one is needed");
+  } else {
+    if (!(spec.link_bandwidth_gbps > 0))
+      throw std::invalid_argument("link_bandwidth_gbps must be positive, got " +
+                                  std::to_string(spec.link_bandwidth_gbps));
+    if (spec.link_latency_ns < 0)
+      throw std::invalid_argument("link_latency_ns must not be negative");
+    // A ring, fully-connected or switch network is one dimension.
+    t.spec_.dims.clear();
+    if (spec.shape != Shape::Mesh)
+      t.spec_.dims.push_back(
+          {spec.shape, spec.npus, spec.link_bandwidth_gbps, spec.link_latency_ns, 1});
   }
-
-  const double bw = spec.link_bandwidth_gbps, lat = spec.link_latency_ns;
-  std::vector<int> routers;
-  switch (spec.shape) {
-    case Shape::Mesh: {
-      for (int r = 0; r < npus; ++r)
-        routers.push_back(t.add_node(NodeKind::Router, "router" + std::to_string(r), -1,
-                                     r % spec.mesh_x, r / spec.mesh_x));
-      for (int y = 0; y < spec.mesh_y; ++y)
-        for (int x = 0; x < spec.mesh_x; ++x) {
-          int here = routers[y * spec.mesh_x + x];
-          if (x + 1 < spec.mesh_x)
-            t.add_duplex(here, routers[y * spec.mesh_x + x + 1], bw, lat, false);
-          if (y + 1 < spec.mesh_y)
-            t.add_duplex(here, routers[(y + 1) * spec.mesh_x + x],
-                         spec.link_bandwidth_y_gbps > 0 ? spec.link_bandwidth_y_gbps : bw, lat,
-                         false);
-        }
-      t.attach_npus_to_routers(routers);
-      break;
+  if (spec.shape == Shape::Mesh) {
+    t.build_mesh();
+  } else {
+    double npus = 1;
+    for (size_t d = 0; d < t.spec_.dims.size(); ++d) {
+      check_dimension(t.spec_.dims[d], d);
+      npus *= t.spec_.dims[d].npus;
     }
-    case Shape::Ring: {
-      for (int r = 0; r < npus; ++r)
-        routers.push_back(t.add_node(NodeKind::Router, "router" + std::to_string(r), -1, r));
-      if (npus == 2) {
-        t.add_duplex(routers[0], routers[1], bw, lat, false);
-      } else {
-        for (int r = 0; r < npus; ++r)
-          t.add_duplex(routers[r], routers[(r + 1) % npus], bw, lat, false);
-        t.links_[t.link_between(routers[npus - 1], routers[0])].dateline = true;
-        t.links_[t.link_between(routers[0], routers[npus - 1])].dateline = true;
-        t.needs_dateline_ = npus > 3;  // with 3 NPUs every route is one hop
-      }
-      t.attach_npus_to_routers(routers);
-      break;
-    }
-    case Shape::FullyConnected: {
-      for (int r = 0; r < npus; ++r)
-        routers.push_back(t.add_node(NodeKind::Router, "router" + std::to_string(r), -1, r));
-      for (int a = 0; a < npus; ++a)
-        for (int b = a + 1; b < npus; ++b) t.add_duplex(routers[a], routers[b], bw, lat, false);
-      t.attach_npus_to_routers(routers);
-      break;
-    }
-    case Shape::Switch: {
-      int sw = t.add_node(NodeKind::Router, "switch", -1);
-      for (int r = 0; r < npus; ++r) {
-        t.add_duplex(t.npu_nodes_[r], sw, bw, lat, false);
-        t.router_of_rank_[r] = sw;
-      }
-      break;
-    }
+    if (npus > std::numeric_limits<int32_t>::max() / 4)
+      throw std::invalid_argument("dimensions: " + std::to_string(npus) + " NPUs are too many");
+    t.spec_.npus = static_cast<int>(npus);
+    t.build_dimensions();
   }
   t.index_neighbours();
   return t;
+}
+
+void Topology::build_mesh() {
+  const NetworkSpec& spec = spec_;
+  if (spec.mesh_x < 1 || spec.mesh_y < 1)
+    throw std::invalid_argument("mesh needs mesh_x >= 1 and mesh_y >= 1");
+  const int npus = spec.mesh_x * spec.mesh_y;
+  if (npus < 2)
+    throw std::invalid_argument("npus: this topology needs at least 2 NPUs, got " +
+                                std::to_string(npus));
+  spec_.npus = npus;
+  router_of_rank_.assign(npus, -1);
+  for (int r = 0; r < npus; ++r)
+    npu_nodes_.push_back(
+        add_node(NodeKind::Npu, "npu" + std::to_string(r), r, r % spec.mesh_x, r / spec.mesh_x));
+  const double bw = spec.link_bandwidth_gbps, lat = spec.link_latency_ns;
+  const double bw_y = spec.link_bandwidth_y_gbps > 0 ? spec.link_bandwidth_y_gbps : bw;
+  std::vector<int> routers;
+  for (int r = 0; r < npus; ++r)
+    routers.push_back(add_node(NodeKind::Router, "router" + std::to_string(r), -1, r % spec.mesh_x,
+                               r / spec.mesh_x));
+  for (int y = 0; y < spec.mesh_y; ++y)
+    for (int x = 0; x < spec.mesh_x; ++x) {
+      const int here = routers[y * spec.mesh_x + x];
+      if (x + 1 < spec.mesh_x) add_duplex(here, routers[y * spec.mesh_x + x + 1], bw, lat, false);
+      if (y + 1 < spec.mesh_y)
+        add_duplex(here, routers[(y + 1) * spec.mesh_x + x], bw_y, lat, false);
+    }
+  attach_npus_to_routers(routers);
+}
+
+// NPUs first (ids 0..N-1), then, unless the only dimension is a switch, one router per NPU (ids
+// N..2N-1) with its links in every dimension, dimension by dimension, then the attach links. A
+// network of one dimension is laid out as the ring, fully-connected and switch networks always
+// were.
+void Topology::build_dimensions() {
+  const int npus = spec_.npus;
+  const auto& dims = spec_.dims;
+  stride_.assign(dims.size(), 1);
+  for (size_t d = 1; d < dims.size(); ++d) stride_[d] = stride_[d - 1] * dims[d - 1].npus;
+  router_of_rank_.assign(npus, -1);
+  for (int r = 0; r < npus; ++r)
+    npu_nodes_.push_back(add_node(NodeKind::Npu, "npu" + std::to_string(r), r));
+  const bool direct = dims.size() == 1 && dims[0].shape == Shape::Switch;
+  std::vector<int> routers;
+  if (!direct)
+    for (int r = 0; r < npus; ++r)
+      routers.push_back(add_node(NodeKind::Router, "router" + std::to_string(r), -1,
+                                 coordinate(r, 0), dims.size() > 1 ? coordinate(r, 1) : -1));
+  // The node that NPU r's traffic in a dimension starts from.
+  auto entry = [&](int r) { return direct ? npu_nodes_[r] : routers[r]; };
+  switches_.assign(dims.size(), {});
+  for (size_t di = 0; di < dims.size(); ++di) {
+    const int d = static_cast<int>(di);
+    const Dimension& dim = dims[d];
+    const double bw = dim.link_bandwidth_gbps * dim.links, lat = dim.link_latency_ns;
+    const int n = dim.npus, blocks = npus / n;
+    for (int b = 0; b < blocks; ++b) {
+      // The block's lowest rank: b's digits, with a 0 inserted at dimension d.
+      const int base = b % stride_[d] + b / stride_[d] * stride_[d] * n;
+      auto member = [&](int i) { return base + i * stride_[d]; };
+      switch (dim.shape) {
+        case Shape::Ring:
+          if (n == 2) {
+            add_duplex(entry(member(0)), entry(member(1)), bw, lat, false, d);
+            break;
+          }
+          for (int i = 0; i < n; ++i)
+            add_duplex(entry(member(i)), entry(member((i + 1) % n)), bw, lat, false, d);
+          links_[link_between(entry(member(n - 1)), entry(member(0)))].dateline = true;
+          links_[link_between(entry(member(0)), entry(member(n - 1)))].dateline = true;
+          if (n > 3) needs_dateline_ = true;  // with 3 NPUs every route is one hop
+          break;
+        case Shape::FullyConnected:
+          for (int i = 0; i < n; ++i)
+            for (int j = i + 1; j < n; ++j)
+              add_duplex(entry(member(i)), entry(member(j)), bw, lat, false, d);
+          break;
+        case Shape::Switch: {
+          const std::string name = dims.size() == 1
+                                       ? std::string("switch")
+                                       : "switch_d" + std::to_string(d) + "_" + std::to_string(b);
+          const int sw = add_node(NodeKind::Switch, name, -1, b);
+          nodes_[sw].dim = d;
+          nodes_[sw].first_rank = base;
+          switches_[d].push_back(sw);
+          for (int i = 0; i < n; ++i) {
+            add_duplex(entry(member(i)), sw, bw, lat, false, d);
+            if (direct) router_of_rank_[member(i)] = sw;
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  if (!direct) attach_npus_to_routers(routers);
+}
+
+int Topology::first_differing_dim(int a, int b) const {
+  for (size_t d = 0; d < stride_.size(); ++d)
+    if (coordinate(a, static_cast<int>(d)) != coordinate(b, static_cast<int>(d)))
+      return static_cast<int>(d);
+  return -1;
 }
 
 void Topology::index_neighbours() {
@@ -192,45 +288,71 @@ int Topology::port_to(int node, int next) const {
   return it != list.end() && it->node == next ? it->port : -1;
 }
 
-int Topology::next_port(int node, int dst_rank) const {
+int Topology::next_port(int node, int dst_rank, int in_dim) const {
   const Node& n = nodes_[node];
-  if (n.kind == NodeKind::Npu) return n.rank == dst_rank ? -1 : 0;  // its one port
-  const int dst_router = router_of_rank_[dst_rank];
-  if (node == dst_router) return port_to(node, npu_nodes_[dst_rank]);
-  const Node& target = nodes_[dst_router];
+  if (spec_.shape == Shape::Mesh) {
+    if (n.kind == NodeKind::Npu) return n.rank == dst_rank ? -1 : 0;  // its one port
+    const int dst_router = router_of_rank_[dst_rank];
+    if (node == dst_router) return port_to(node, npu_nodes_[dst_rank]);
+    const Node& target = nodes_[dst_router];
+    // Dimension order: X first, then Y.
+    int x = n.x, y = n.y;
+    if (target.x != x)
+      x += target.x > x ? 1 : -1;
+    else
+      y += target.y > y ? 1 : -1;
+    return port_to(node, npu_count() + y * spec_.mesh_x + x);
+  }
   const int npus = npu_count();
-  switch (spec_.shape) {
-    case Shape::Mesh: {  // dimension order: X first, then Y
-      int x = n.x, y = n.y;
-      if (target.x != x)
-        x += target.x > x ? 1 : -1;
-      else
-        y += target.y > y ? 1 : -1;
-      return port_to(node, npus + y * spec_.mesh_x + x);
+  switch (n.kind) {
+    case NodeKind::Npu:  // the port of the dimension the route leaves on
+      if (n.rank == dst_rank) return -1;
+      return out_[node].size() == 1 ? 0 : first_differing_dim(n.rank, dst_rank);
+    case NodeKind::Router: {
+      const int here = node - npus;
+      if (here == dst_rank) {
+        const int last = static_cast<int>(spec_.dims.size()) - 1;
+        return eject_port_[node] + std::min(std::max(in_dim, 0), last);
+      }
+      // Dimension order: the lowest dimension in which the destination differs.
+      const int d = first_differing_dim(here, dst_rank);
+      const Dimension& dim = spec_.dims[d];
+      const int c = coordinate(here, d), target = coordinate(dst_rank, d);
+      switch (dim.shape) {
+        case Shape::Ring: {  // the shorter way; ties go up
+          const int up = ((target - c) % dim.npus + dim.npus) % dim.npus;
+          const int step = up <= dim.npus - up ? 1 : -1;
+          return port_to(
+              node, npus + with_coordinate(here, d, ((c + step) % dim.npus + dim.npus) % dim.npus));
+        }
+        case Shape::FullyConnected:
+          return port_to(node, npus + with_coordinate(here, d, target));
+        case Shape::Switch:
+          return port_to(node, switch_of(d, here));
+        default:
+          return -1;
+      }
     }
-    case Shape::Ring: {  // the shorter way; ties go clockwise
-      const int cw = ((target.x - n.x) % npus + npus) % npus;
-      const int step = cw <= npus - cw ? 1 : -1;
-      return port_to(node, npus + ((n.x + step) % npus + npus) % npus);
+    case NodeKind::Switch: {  // down to the block's member with the destination's coordinate
+      const int member = with_coordinate(n.first_rank, n.dim, coordinate(dst_rank, n.dim));
+      return port_to(
+          node, router_of_rank_[member] == node ? npu_nodes_[member] : router_of_rank_[member]);
     }
-    case Shape::FullyConnected:
-      return port_to(node, dst_router);
-    case Shape::Switch:
-      break;  // the switch is every NPU's router: handled above
   }
   return -1;
 }
 
 std::vector<int> Topology::path(int src_rank, int dst_rank) const {
   std::vector<int> links;
-  int node = npu_node(src_rank), dst = npu_node(dst_rank);
+  int node = npu_node(src_rank), dst = npu_node(dst_rank), in_dim = 0;
   while (node != dst) {
-    int l = next_link(node, dst_rank);
+    int l = next_link(node, dst_rank, in_dim);
     if (l < 0)
       throw std::logic_error("no route from " + nodes_[node].name + " to npu" +
                              std::to_string(dst_rank));
     links.push_back(l);
     node = links_[l].dst;
+    in_dim = links_[l].dim;
     if (links.size() > links_.size()) throw std::logic_error("routing loop");
   }
   return links;
@@ -238,12 +360,13 @@ std::vector<int> Topology::path(int src_rank, int dst_rank) const {
 
 double Topology::path_bytes_per_cycle(int src_rank, int dst_rank) const {
   double narrowest = std::numeric_limits<double>::infinity();
-  int node = npu_node(src_rank), hops = 0;
+  int node = npu_node(src_rank), hops = 0, in_dim = 0;
   const int dst = npu_node(dst_rank);
   while (node != dst) {
-    const Link& l = links_[next_link(node, dst_rank)];
+    const Link& l = links_[next_link(node, dst_rank, in_dim)];
     narrowest = std::min(narrowest, l.bytes_per_cycle);
     node = l.dst;
+    in_dim = l.dim;
     if (++hops > static_cast<int>(links_.size())) throw std::logic_error("routing loop");
   }
   return narrowest;

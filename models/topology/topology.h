@@ -1,23 +1,43 @@
 #pragma once
 // The one topology graph (DESIGN.md decision 4): NPUs, routers / switches and directed links, plus
-// the routing rules every hop uses (dimension order on a mesh, the shorter way round a ring, the
-// direct link of a fully-connected network): no table of nodes x NPUs, so memory grows with the
-// links. The platform builder, the collectives and the reports read this graph.
+// the routing rules every hop uses (dimension order on a mesh and across network dimensions, the
+// shorter way round a ring, the direct link of a fully-connected network, up to a switch and down):
+// no table of nodes x NPUs, so memory grows with the links. The platform builder, the collectives
+// and the reports read this graph.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace wafersim::topology {
 
-enum class Shape { Mesh, Ring, FullyConnected, Switch };
+// Mesh: a 2-D mesh of routers, one NPU each. Ring / FullyConnected / Switch: a network of one
+// dimension. Dimensions: a list of Ring, FullyConnected and Switch dimensions (NetworkSpec::dims).
+enum class Shape { Mesh, Ring, FullyConnected, Switch, Dimensions };
 
 const char* to_string(Shape shape);
 Shape shape_from_string(const std::string& text);  // throws std::invalid_argument
+
+// One dimension of a multi-dimensional network (ASTRA-sim's blocks): NPU ids decompose per
+// dimension, dimension 0 varying fastest, so NPU r sits at coordinate (r / stride_d) % npus in
+// dimension d, stride_d being the product of the sizes of the dimensions below d. Each group of
+// NPUs that differ only in dimension d forms one Ring, FullyConnected or Switch block.
+struct Dimension {
+  Shape shape = Shape::Ring;       // Ring, FullyConnected or Switch
+  int npus = 0;                    // NPUs per block
+  double link_bandwidth_gbps = 0;  // per link per direction
+  double link_latency_ns = 0;
+  // Parallel links between two neighbours (a ring's neighbours, an FC pair, an NPU and its switch):
+  // they act as one link of `links` times the bandwidth.
+  int links = 1;
+};
 
 // What a platform file says about the network. Bandwidths are GB/s = 1e9 bytes/s per link per
 // direction.
 struct NetworkSpec {
   Shape shape = Shape::Mesh;
+  // Shape::Dimensions: the dimensions, dimension 0 first (at least one; the NPU count is the
+  // product of their sizes). The other shapes leave it empty and use the fields below.
+  std::vector<Dimension> dims;
   int npus = 0;    // ring / fully-connected / switch: number of NPUs
   int mesh_x = 0;  // mesh: columns
   int mesh_y = 0;  // mesh: rows
@@ -25,20 +45,31 @@ struct NetworkSpec {
   double link_bandwidth_gbps = 0;
   double link_bandwidth_y_gbps = 0;  // mesh: the y (column) links; 0 = link_bandwidth_gbps
   double link_latency_ns = 0;
-  // NPU <-> its router. 0 bandwidth = the sum of that router's network links (the NPU can drive all
-  // of them at once). A switch topology has no per-NPU router: the NPU's port is a network link.
+  // NPU <-> its router, per dimension (a NIC port each). 0 bandwidth = the sum of that router's
+  // network links in that dimension (the NPU can drive all of them at once). A network whose only
+  // dimension is a switch has no per-NPU router: the NPU's port is a network link.
   double injection_bandwidth_gbps = 0;
   double injection_latency_ns = 0;
 };
 
-enum class NodeKind { Npu, Router };
+// Endpoints are not ranks: NPUs are one kind of node among others. Routers sit beside NPUs (one
+// per NPU, with ports in every dimension); switches join the NPUs of one block of a Switch
+// dimension. The Fred fabric's switches, I/O controllers and memories join this list.
+enum class NodeKind { Npu, Router, Switch };
+
+// Whether a node forwards units between its links (a Router block in hw/).
+inline bool is_switching(NodeKind kind) {
+  return kind == NodeKind::Router || kind == NodeKind::Switch;
+}
 
 struct Node {
   int id = 0;
   NodeKind kind = NodeKind::Router;
   std::string name;
-  int rank = -1;  // NPUs: their rank
-  int x = -1, y = -1;
+  int rank = -1;        // NPUs: their rank; routers: the rank of their NPU
+  int x = -1, y = -1;   // mesh: coordinates; ring: position; switch: its block in its dimension
+  int dim = -1;         // switches: their dimension
+  int first_rank = -1;  // switches: the lowest rank of their block
 };
 
 struct Link {
@@ -50,6 +81,7 @@ struct Link {
   bool dateline =
       false;            // crossing it moves a packet to the upper VC class (ring deadlock freedom)
   bool attach = false;  // NPU <-> router link rather than a network link
+  int dim = 0;          // the network dimension it belongs to (a mesh's links are all in 0)
   std::string name;
 };
 
@@ -60,6 +92,15 @@ class Topology {
   static Topology build(const NetworkSpec& spec);
 
   const NetworkSpec& spec() const { return spec_; }
+  // The dimensions (one for a ring, fully-connected or switch network; none for a mesh).
+  const std::vector<Dimension>& dims() const { return spec_.dims; }
+  // NPU `rank`'s coordinate in dimension `d`, and the NPU at that rank with it replaced by `c`.
+  int coordinate(int rank, int d) const { return rank / stride_[d] % spec_.dims[d].npus; }
+  int with_coordinate(int rank, int d, int c) const {
+    return rank + (c - coordinate(rank, d)) * stride_[d];
+  }
+  // The lowest dimension in which two NPUs differ (the one a route leaves on), or -1 if equal.
+  int first_differing_dim(int a, int b) const;
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<Link>& links() const { return links_; }
   int npu_count() const { return static_cast<int>(npu_nodes_.size()); }
@@ -73,11 +114,12 @@ class Topology {
   }
 
   // The output (index into out_links(node)) a packet at `node` takes towards NPU `dst_rank`, or -1
-  // at that NPU.
-  int next_port(int node, int dst_rank) const;
+  // at that NPU. `in_dim`: the dimension of the link it arrived on; at the destination's router it
+  // leaves on that dimension's port to the NPU (every NIC port group receives its own dimension).
+  int next_port(int node, int dst_rank, int in_dim = 0) const;
   // The link a packet at `node` takes towards NPU `dst_rank`, or -1 at that NPU.
-  int next_link(int node, int dst_rank) const {
-    const int port = next_port(node, dst_rank);
+  int next_link(int node, int dst_rank, int in_dim = 0) const {
+    const int port = next_port(node, dst_rank, in_dim);
     return port < 0 ? -1 : out_[node][port];
   }
   // Links on the path from one NPU to another, in order.
@@ -89,12 +131,18 @@ class Topology {
 
  private:
   int add_node(NodeKind kind, std::string name, int rank = -1, int x = -1, int y = -1);
-  int add_link(int src, int dst, double gbps, double latency_ns, bool attach);
-  void add_duplex(int a, int b, double gbps, double latency_ns, bool attach);
+  int add_link(int src, int dst, double gbps, double latency_ns, bool attach, int dim = 0);
+  void add_duplex(int a, int b, double gbps, double latency_ns, bool attach, int dim = 0);
   int link_between(int src, int dst) const;
   // The output of `node` whose link leads to node `next`, or -1.
   int port_to(int node, int next) const;
   void attach_npus_to_routers(const std::vector<int>& routers);
+  void build_mesh();
+  void build_dimensions();
+  // The switch of dimension d's block that holds NPU `rank`.
+  int switch_of(int d, int rank) const {
+    return switches_[d][rank % stride_[d] + rank / (stride_[d] * spec_.dims[d].npus) * stride_[d]];
+  }
   // Sorts every node's neighbours for port_to and checks that every route arrives.
   void index_neighbours();
 
@@ -102,7 +150,10 @@ class Topology {
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::vector<int> npu_nodes_;
-  std::vector<int> router_of_rank_;
+  std::vector<int> router_of_rank_;         // the node an NPU hangs off (its router, or its switch)
+  std::vector<int> stride_;                 // per dimension
+  std::vector<std::vector<int>> switches_;  // per dimension, its switch per block (or none)
+  std::vector<int> eject_port_;  // per router, its output to its NPU in dimension 0 (then 1, ...)
   std::vector<std::vector<int>> out_, in_;
   // Per node, its out-neighbours by node id, each with the output that leads there.
   struct Neighbour {

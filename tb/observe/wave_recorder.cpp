@@ -48,19 +48,21 @@ WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology&
   for (const auto& link : topology.links()) {
     const std::string& src = nodes[link.src].name;
     const std::string& dst = nodes[link.dst].name;
-    const std::string out = "platform." + src + ".to_" + dst;
+    // An NPU's ports are named after their dimension when it has several.
+    const std::string port =
+        link.attach && topology.dims().size() > 1 ? "_d" + std::to_string(link.dim) : "";
+    const std::string out = "platform." + src + ".to_" + dst + port;
     LinkSignals& s = link_[link.id];
     s.busy = add(out, "busy", 1, src);
     s.message = add(out, "message", 32, src);
     s.packet = add(out, "packet", 32, src);
     s.vc = add(out, "vc", 8, src);
-    if (nodes[link.src].kind == topology::NodeKind::Router)
-      s.grant = add(out, "grant_from", 16, src);
+    if (topology::is_switching(nodes[link.src].kind)) s.grant = add(out, "grant_from", 16, src);
     for (int v = 0; v < vcs; ++v)
       s.credits.push_back(
           add(out, "credits_vc" + std::to_string(v), 16, src, static_cast<uint64_t>(buffer_flits)));
-    if (nodes[link.dst].kind == topology::NodeKind::Router) {
-      const std::string in = "platform." + dst + ".from_" + src;
+    if (topology::is_switching(nodes[link.dst].kind)) {
+      const std::string in = "platform." + dst + ".from_" + src + port;
       for (int v = 0; v < vcs; ++v)
         s.depth.push_back(add(in, "depth_vc" + std::to_string(v), 16, dst));
     }
