@@ -84,15 +84,17 @@ struct Blocks {
 // does not hold (all but position 0 of a rotational plan) are skipped.
 class ChunkWriter {
  public:
+  // `gates`: per rank, the op an op written without dependencies waits for (-1: none).
   ChunkWriter(Plan& plan, uint32_t chunk, uint64_t chunk_bytes, Buffer work,
-              const std::vector<int64_t>& gates)
+              const std::vector<int64_t>& gates, const GroupView* group = nullptr)
       : plan_(plan),
         chunk_(chunk),
         chunk_bytes_(chunk_bytes),
         blocks_(static_cast<int>(plan.blocks_per_chunk)),
-        tag_base_(chunk << 16),
+        tag_base_((chunk << 16) + (group ? group->tag_offset : 0)),
         work_(work),
-        gates_(gates) {}
+        gates_(gates),
+        group_(group) {}
 
   uint32_t send(int rank, int peer, Blocks b, uint32_t step, std::vector<uint32_t> deps = {}) {
     return send_from(work_, rank, peer, b, step, std::move(deps));
@@ -137,13 +139,17 @@ class ChunkWriter {
   uint32_t join(int rank, std::vector<uint32_t> deps) {
     return add(rank, {OpKind::Nop, -1, 0, 0}, std::move(deps), {});
   }
-  bool holds(int rank) const { return rank < static_cast<int>(plan_.ranks.size()); }
+  bool holds(int rank) const {
+    return group_ ? rank < static_cast<int>(group_->members.size())
+                  : rank < static_cast<int>(plan_.ranks.size());
+  }
   int blocks() const { return blocks_; }
 
  private:
   // Bytes of a cyclic block range, in constant time: every block holds chunk / blocks bytes, and
   // blocks below chunk % blocks one more.
   uint64_t bytes(Blocks b) const {
+    b = in_chunk(b);
     const uint64_t base = chunk_bytes_ / blocks_, extra = chunk_bytes_ % blocks_;
     auto extras_below = [&](int64_t end) {  // blocks j < end (end <= blocks) holding one more
       return static_cast<uint64_t>(std::min<int64_t>(end, static_cast<int64_t>(extra)));
@@ -155,11 +161,27 @@ class ChunkWriter {
     return base * static_cast<uint64_t>(b.count) + extras;
   }
   DataRef data(Blocks b, Buffer src, Buffer dst, bool reduce) const {
+    b = in_chunk(b);
     const auto first = static_cast<uint32_t>(b.first);
     return {chunk_, first, first, static_cast<uint32_t>(b.count), src, dst, reduce};
   }
+  // A group's blocks as the chunk's (a group's range never wraps: its algorithms name ranges that
+  // wrap only within a whole chunk).
+  Blocks in_chunk(Blocks b) const {
+    if (!group_) return b;
+    const int n = static_cast<int>(group_->members.size());
+    if (b.first + b.count > n)
+      throw std::logic_error("a group's block range wraps: " + std::to_string(b.first) + "+" +
+                             std::to_string(b.count) + " of " + std::to_string(n));
+    const int scale = static_cast<int>(group_->scale);
+    return {static_cast<int>(group_->base) + b.first * scale, b.count * scale};
+  }
   uint32_t add(int rank, Op op, std::vector<uint32_t> deps, DataRef moved) {
     if (!holds(rank)) return 0;
+    if (group_) {
+      rank = group_->members[rank];
+      if (op.peer >= 0) op.peer = group_->members[op.peer];
+    }
     if (deps.empty() && gates_[rank] >= 0) deps.push_back(static_cast<uint32_t>(gates_[rank]));
     return plan_.ranks[rank].add(op, deps, moved);
   }
@@ -170,6 +192,7 @@ class ChunkWriter {
   uint32_t tag_base_;
   Buffer work_;
   const std::vector<int64_t>& gates_;
+  const GroupView* group_;
 };
 
 // Index of the op that precedes the next one, wrapped for optional dependencies.
@@ -505,6 +528,17 @@ bool rotational(const CollectiveRequest& q, int splits) {
 }
 
 }  // namespace
+
+void write_group_phase(Plan& plan, const GroupView& group, const CollectiveRequest& q,
+                       uint32_t chunk, uint64_t chunk_bytes, const std::vector<int64_t>& gates) {
+  if (q.algorithm == Algorithm::HalvingDoubling && !power_of_two(q.ranks))
+    throw std::invalid_argument("halving_doubling needs a power-of-two group, got " +
+                                std::to_string(q.ranks));
+  if (q.algorithm == Algorithm::DoubleBinaryTree && q.collective != Collective::AllReduce)
+    throw std::invalid_argument("double_binary_tree implements only all_reduce");
+  ChunkWriter writer(plan, chunk, chunk_bytes, Buffer::Output, gates, &group);
+  build_chunk(q, writer);
+}
 
 Plan build_plan(const CollectiveRequest& q) {
   if (q.ranks < 1) throw std::invalid_argument("a collective needs at least one rank");

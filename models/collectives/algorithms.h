@@ -41,4 +41,23 @@ struct CollectiveRequest {
 // all-to-all).
 Plan build_plan(const CollectiveRequest& request);
 
+// A phase of a hierarchical collective (models/collectives/hierarchical.h): an algorithm run over
+// group positions 0..n-1, which are the ranks `members` of a larger plan, on blocks
+// [base, base + n x scale) of a chunk, its block j standing for blocks
+// [base + j x scale, base + (j + 1) x scale). Its tags are offset by `tag_offset`.
+struct GroupView {
+  std::vector<int> members;
+  uint32_t base = 0;
+  uint32_t scale = 1;
+  uint32_t tag_offset = 0;
+};
+
+// Appends the ops of `request` (its collective, algorithm and group size; all_reduce,
+// reduce_scatter or all_gather) over `group` to chunk `chunk` of `plan`, in the Output buffer, the
+// chunk holding `chunk_bytes` over plan.blocks_per_chunk blocks. An op without dependencies waits
+// for its rank's `gates` entry (-1: none). Throws std::invalid_argument when the algorithm does not
+// fit the group.
+void write_group_phase(Plan& plan, const GroupView& group, const CollectiveRequest& request,
+                       uint32_t chunk, uint64_t chunk_bytes, const std::vector<int64_t>& gates);
+
 }  // namespace wafersim::collectives

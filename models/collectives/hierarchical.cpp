@@ -1,0 +1,316 @@
+#include "models/collectives/hierarchical.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace wafersim::collectives {
+
+const char* to_string(DimensionOrder order) {
+  switch (order) {
+    case DimensionOrder::AllReduceEach:
+      return "all_reduce_each";
+    case DimensionOrder::Ascending:
+      return "ascending";
+    case DimensionOrder::Themis:
+      return "themis";
+  }
+  return "?";
+}
+
+const char* to_string(QueuePolicy policy) {
+  return policy == QueuePolicy::Fifo ? "fifo" : "scf";
+}
+
+namespace {
+
+double bytes_per_second(const DimensionGroup& d) {
+  return d.bandwidth_gbps * 1e9;
+}
+
+// Bytes one NPU sends in a phase: a reduce-scatter of S sends S (n - 1) / n, an all-gather that
+// starts from S sends S (n - 1), an all-reduce both of a reduce-scatter's.
+double phase_traffic(const Phase& p, int n) {
+  const double s = static_cast<double>(p.bytes);
+  switch (p.collective) {
+    case Collective::ReduceScatter:
+      return s * (n - 1) / n;
+    case Collective::AllGather:
+      return s * (n - 1);
+    default:
+      return 2 * s * (n - 1) / n;
+  }
+}
+
+}  // namespace
+
+std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vector<double>& loads,
+                              uint64_t chunk_bytes) {
+  const int count = static_cast<int>(dims.size());
+  std::vector<int> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  // Dimensions of one NPU carry nothing and keep their place.
+  std::vector<int> active;
+  for (int d : order)
+    if (dims[d].size > 1) active.push_back(d);
+  if (active.size() > 1) {
+    std::vector<int> by_load = active;
+    std::stable_sort(by_load.begin(), by_load.end(),
+                     [&](int a, int b) { return loads[a] < loads[b]; });
+    // The bytes the least-loaded dimension could reduce-scatter in the gap to the most loaded one:
+    // below a sixteenth of the chunk, the gap is noise and the default order stays.
+    const int least = by_load.front(), most = by_load.back();
+    const DimensionGroup& d = dims[least];
+    const double gap_bytes = (loads[most] - loads[least]) * bytes_per_second(d) /
+                             (static_cast<double>(d.size - 1) / d.size);
+    if (gap_bytes >= static_cast<double>(chunk_bytes) / 16) {
+      size_t k = 0;
+      for (int& slot : order)
+        if (dims[slot].size > 1) slot = by_load[k++];
+    }
+  }
+  double s = static_cast<double>(chunk_bytes);
+  for (int d : order) {
+    const int n = dims[d].size;
+    if (n <= 1) continue;
+    loads[d] += s * (n - 1) / n / bytes_per_second(dims[d]);
+    s /= n;
+  }
+  return order;
+}
+
+Schedule schedule_all_reduce(const HierarchicalRequest& q) {
+  const int count = static_cast<int>(q.dims.size());
+  Schedule schedule;
+  schedule.served.resize(count);
+  std::vector<double> loads(count, 0.0);
+  for (int c = 0; c < q.splits; ++c) {
+    const uint64_t chunk = share(q.bytes, q.splits, c);
+    std::vector<int> order(count);
+    std::iota(order.begin(), order.end(), 0);
+    if (q.order == DimensionOrder::Themis) order = themis_order(q.dims, loads, chunk);
+    std::vector<Phase> phases;
+    if (q.order == DimensionOrder::AllReduceEach) {
+      for (int d : order)
+        if (q.dims[d].size > 1) phases.push_back({Collective::AllReduce, d, chunk});
+    } else {
+      uint64_t s = chunk;
+      for (int d : order)
+        if (q.dims[d].size > 1) {
+          phases.push_back({Collective::ReduceScatter, d, s});
+          s /= static_cast<uint64_t>(q.dims[d].size);
+        }
+      for (auto it = order.rbegin(); it != order.rend(); ++it)
+        if (q.dims[*it].size > 1) {
+          phases.push_back({Collective::AllGather, *it, s});
+          s *= static_cast<uint64_t>(q.dims[*it].size);
+        }
+    }
+    schedule.chunks.push_back(std::move(phases));
+  }
+  // Each dimension serves one phase at a time; a chunk's next phase is ready when its previous one
+  // ends. Among the phases ready when a dimension frees up it takes the one that became ready
+  // first (FIFO) or the smallest (SCF), ties to the lower chunk.
+  struct Waiting {
+    double ready;
+    int chunk;
+    int phase;
+  };
+  std::vector<std::vector<Waiting>> queue(count);
+  std::vector<double> free_at(count, 0.0);
+  for (int c = 0; c < q.splits; ++c)
+    if (!schedule.chunks[c].empty()) queue[schedule.chunks[c][0].dim].push_back({0.0, c, 0});
+  for (;;) {
+    int dim = -1;
+    double start = std::numeric_limits<double>::infinity();
+    for (int d = 0; d < count; ++d) {
+      if (queue[d].empty()) continue;
+      double first_ready = std::numeric_limits<double>::infinity();
+      for (const Waiting& w : queue[d]) first_ready = std::min(first_ready, w.ready);
+      const double t = std::max(free_at[d], first_ready);
+      if (t < start) start = t, dim = d;
+    }
+    if (dim < 0) break;
+    auto& waiting = queue[dim];
+    auto better = [&](const Waiting& a, const Waiting& b) {
+      if (q.policy == QueuePolicy::SmallestChunkFirst) {
+        const uint64_t sa = schedule.chunks[a.chunk][a.phase].bytes;
+        const uint64_t sb = schedule.chunks[b.chunk][b.phase].bytes;
+        if (sa != sb) return sa < sb;
+      }
+      if (a.ready != b.ready) return a.ready < b.ready;
+      return a.chunk < b.chunk;
+    };
+    auto pick = waiting.end();
+    for (auto it = waiting.begin(); it != waiting.end(); ++it)
+      if (it->ready <= start && (pick == waiting.end() || better(*it, *pick))) pick = it;
+    const Waiting w = *pick;
+    waiting.erase(pick);
+    const Phase& p = schedule.chunks[w.chunk][w.phase];
+    const double end = start + phase_traffic(p, q.dims[dim].size) / bytes_per_second(q.dims[dim]);
+    free_at[dim] = end;
+    schedule.served[dim].push_back({w.chunk, w.phase});
+    if (w.phase + 1 < static_cast<int>(schedule.chunks[w.chunk].size()))
+      queue[schedule.chunks[w.chunk][w.phase + 1].dim].push_back({end, w.chunk, w.phase + 1});
+  }
+  return schedule;
+}
+
+Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
+  if (q.dims.empty()) throw std::invalid_argument("a hierarchical collective needs dimensions");
+  if (q.bytes == 0) throw std::invalid_argument("a collective needs a size above 0 bytes");
+  if (q.splits < 1) throw std::invalid_argument("dataset splits must be at least 1");
+  if (q.splits > 65535) throw std::invalid_argument("at most 65535 dataset splits per collective");
+  if (q.active_chunks < 0) throw std::invalid_argument("active chunks must not be negative");
+  int ranks = 1, span = 0;
+  for (const DimensionGroup& d : q.dims) {
+    if (d.size < 1) throw std::invalid_argument("a dimension needs at least one NPU");
+    if (!(d.bandwidth_gbps > 0)) throw std::invalid_argument("a dimension needs a bandwidth");
+    ranks *= d.size;
+    // Tags a phase may use: a ring all-reduce's 2(n - 1) steps, halving-doubling's 64 + log n.
+    span = std::max(span, 2 * d.size + 80);
+  }
+  if (ranks > 16384) throw std::invalid_argument("at most 16384 ranks per collective");
+  HierarchicalRequest request = q;
+  // Every block of every chunk holds a byte at least.
+  request.splits = static_cast<int>(
+      std::min<uint64_t>(static_cast<uint64_t>(q.splits), std::max<uint64_t>(1, q.bytes / ranks)));
+  const Schedule schedule = schedule_all_reduce(request);
+
+  Plan plan;
+  std::string algorithms;
+  for (const DimensionGroup& d : q.dims)
+    algorithms += (algorithms.empty() ? "" : ",") + std::string(to_string(d.algorithm));
+  plan.algorithm = std::string("hierarchical(") + algorithms + ";" + to_string(q.order) + "," +
+                   to_string(q.policy) + ")";
+  plan.ranks.resize(ranks);
+  plan.chunks = static_cast<uint32_t>(request.splits);
+  plan.blocks_per_chunk = plan.input_blocks = plan.output_blocks = static_cast<uint32_t>(ranks);
+  plan.in_place = true;
+  if (ranks == 1) return plan;
+
+  const int count = static_cast<int>(q.dims.size());
+  std::vector<int> stride(count, 1);
+  for (int d = 1; d < count; ++d) stride[d] = stride[d - 1] * q.dims[d - 1].size;
+  auto coordinate = [&](int r, int d) { return r / stride[d] % q.dims[d].size; };
+  size_t most_phases = 0;
+  for (const auto& phases : schedule.chunks) most_phases = std::max(most_phases, phases.size());
+  if (most_phases * static_cast<size_t>(span) >= 65536)
+    throw std::invalid_argument("the dimensions are too large for one chunk's tags");
+
+  // Per chunk and phase, per rank: the op that closes it (a Nop after its last ops).
+  std::vector<std::vector<std::vector<int64_t>>> ends(schedule.chunks.size());
+  for (size_t c = 0; c < schedule.chunks.size(); ++c)
+    ends[c].assign(schedule.chunks[c].size(), std::vector<int64_t>(ranks, -1));
+  // Per dimension: where each (chunk, phase) stands in its service order.
+  std::vector<std::vector<std::vector<int>>> position(count);
+  for (int d = 0; d < count; ++d) {
+    position[d].resize(schedule.chunks.size());
+    for (size_t c = 0; c < schedule.chunks.size(); ++c)
+      position[d][c].assign(schedule.chunks[c].size(), -1);
+    for (size_t k = 0; k < schedule.served[d].size(); ++k) {
+      const auto [c, p] = schedule.served[d][k];
+      position[d][c][p] = static_cast<int>(k);
+    }
+  }
+  // Phases are written in each dimension's service order, interleaved so that every phase's
+  // predecessors (its chunk's previous phase, the phase `active_chunks` ahead of it in its
+  // dimension) are written before it.
+  std::vector<size_t> next(count, 0);
+  size_t written = 0, total = 0;
+  for (const auto& phases : schedule.chunks) total += phases.size();
+  while (written < total) {
+    bool progressed = false;
+    for (int d = 0; d < count; ++d) {
+      while (next[d] < schedule.served[d].size()) {
+        const auto [c, p] = schedule.served[d][next[d]];
+        if (p > 0 && ends[c][p - 1][0] < 0) break;  // its chunk's previous phase is not written
+        const Phase& phase = schedule.chunks[c][p];
+        const int n = q.dims[d].size;
+        // This phase's waits, per rank: its chunk's previous phase, and the phase `active_chunks`
+        // places ahead in this dimension's order.
+        const int ahead = q.active_chunks > 0 ? static_cast<int>(next[d]) - q.active_chunks : -1;
+        std::vector<int64_t> gates(ranks, -1);
+        for (int r = 0; r < ranks; ++r) {
+          std::vector<uint32_t> waits;
+          if (p > 0) waits.push_back(static_cast<uint32_t>(ends[c][p - 1][r]));
+          if (ahead >= 0) {
+            const auto [ac, ap] = schedule.served[d][ahead];
+            waits.push_back(static_cast<uint32_t>(ends[ac][ap][r]));
+          }
+          if (waits.size() == 1)
+            gates[r] = waits[0];
+          else if (waits.size() > 1)
+            gates[r] = plan.ranks[r].add({OpKind::Nop, -1, 0, 0}, waits);
+        }
+        std::vector<size_t> first(ranks);
+        for (int r = 0; r < ranks; ++r) first[r] = plan.ranks[r].ops.size();
+        // The blocks this phase works on: the chunk's blocks are numbered with the chunk's first
+        // reduce-scatter dimension as the most significant digit, so every phase's range is
+        // contiguous. A rank's range: fixed by its coordinates in the dimensions reduced before.
+        const std::vector<Phase>& phases = schedule.chunks[c];
+        uint32_t range = static_cast<uint32_t>(ranks);
+        std::vector<int> before;  // reduce-scatter dimensions before this phase's
+        if (phase.collective != Collective::AllReduce)
+          for (const Phase& other : phases) {
+            if (other.collective != Collective::ReduceScatter || other.dim == d) break;
+            before.push_back(other.dim);
+          }
+        CollectiveRequest sub;
+        sub.collective = phase.collective;
+        sub.algorithm = q.dims[d].algorithm;
+        sub.ranks = n;
+        const uint64_t chunk_bytes = share(request.bytes, request.splits, c);
+        for (int r = 0; r < ranks; ++r) {
+          if (coordinate(r, d) != 0) continue;  // one group per set of other coordinates
+          GroupView group;
+          uint32_t base = 0, size = static_cast<uint32_t>(ranks);
+          for (int b : before) {
+            size /= static_cast<uint32_t>(q.dims[b].size);
+            base += static_cast<uint32_t>(coordinate(r, b)) * size;
+          }
+          range = size;
+          group.base = base;
+          group.scale = range / static_cast<uint32_t>(n);
+          group.tag_offset = static_cast<uint32_t>(p * span);
+          for (int i = 0; i < n; ++i) group.members.push_back(r + i * stride[d]);
+          write_group_phase(plan, group, sub, static_cast<uint32_t>(c), chunk_bytes, gates);
+        }
+        // The phase ends, on each rank, when its ops nothing else in it waits for have finished.
+        for (int r = 0; r < ranks; ++r) {
+          RankPlan& rp = plan.ranks[r];
+          std::vector<bool> waited_on(rp.ops.size() - first[r], false);
+          for (size_t i = first[r]; i < rp.ops.size(); ++i)
+            for (uint32_t dep : rp.deps(static_cast<uint32_t>(i)))
+              if (dep >= first[r]) waited_on[dep - first[r]] = true;
+          std::vector<uint32_t> sinks;
+          for (size_t i = first[r]; i < rp.ops.size(); ++i)
+            if (!waited_on[i - first[r]]) sinks.push_back(static_cast<uint32_t>(i));
+          if (gates[r] >= 0 && sinks.empty()) sinks.push_back(static_cast<uint32_t>(gates[r]));
+          ends[c][p][r] = rp.add({OpKind::Nop, -1, 0, 0}, sinks);
+        }
+        ++next[d];
+        ++written;
+        progressed = true;
+      }
+    }
+    if (!progressed) throw std::logic_error("hierarchical schedule: phases wait on each other");
+  }
+  plan.finish();
+  return plan;
+}
+
+double ideal_all_reduce_seconds(const std::vector<DimensionGroup>& dims, uint64_t bytes) {
+  double traffic = 0, bandwidth = 0, s = static_cast<double>(bytes);
+  for (const DimensionGroup& d : dims) {
+    if (d.size <= 1) continue;
+    traffic += 2 * s * (d.size - 1) / d.size;
+    s /= d.size;
+    bandwidth += bytes_per_second(d);
+  }
+  return bandwidth > 0 ? traffic / bandwidth : 0;
+}
+
+}  // namespace wafersim::collectives

@@ -1,0 +1,87 @@
+#pragma once
+// Collectives over a network of several dimensions (PAPERS.md sections 2 and 5). An all-reduce is
+// cut into chunks; each chunk reduce-scatters through the dimensions one after the other, its data
+// shrinking by each dimension's size, then all-gathers back through them in reverse. Which order
+// each chunk takes (fixed, or Themis's least-loaded dimension first) and in which order each
+// dimension serves the chunks waiting for it (FIFO or smallest chunk first) are decided when the
+// plan is built, from the load model Themis itself uses (bytes over per-NPU bandwidth per
+// dimension), and written into the plan as dependencies: the plan stays data, checked by the
+// symbolic executor and runnable in data mode, and every rank agrees on the order by construction.
+#include <cstdint>
+#include <vector>
+
+#include "models/collectives/algorithms.h"
+
+namespace wafersim::collectives {
+
+// One dimension as a collective sees it.
+struct DimensionGroup {
+  int size = 1;                           // NPUs along it
+  Algorithm algorithm = Algorithm::Ring;  // the algorithm a phase runs over it
+  double bandwidth_gbps = 1;              // per NPU (all its links in this dimension), 1e9 bytes/s
+};
+
+// How a chunk goes through the dimensions.
+enum class DimensionOrder {
+  // ASTRA-sim's collective-optimization "baseline": an all-reduce of the whole chunk in each
+  // dimension, ascending.
+  AllReduceEach,
+  // Reduce-scatter ascending, all-gather descending (ASTRA-sim's "localBWAware", BlueConnect, the
+  // Themis paper's baseline).
+  Ascending,
+  // Per chunk, the reduce-scatter visits the least-loaded dimension first and the all-gather the
+  // reverse; the default ascending order is kept while the loads differ by less than the time of
+  // a chunk/16 transfer (PAPERS.md section 2).
+  Themis,
+};
+// In which order a dimension serves the chunk phases waiting for it.
+enum class QueuePolicy { Fifo, SmallestChunkFirst };
+
+const char* to_string(DimensionOrder order);
+const char* to_string(QueuePolicy policy);
+
+struct HierarchicalRequest {
+  uint64_t bytes = 0;  // the all-reduce's buffer
+  int splits = 1;      // chunks
+  // Phases in flight at once per dimension (ASTRA-sim's active-chunks-per-dimension); 0 = no
+  // limit.
+  int active_chunks = 1;
+  std::vector<DimensionGroup> dims;  // dimension 0 first; NPU r's coordinate d varies fastest at 0
+  DimensionOrder order = DimensionOrder::Ascending;
+  QueuePolicy policy = QueuePolicy::Fifo;
+};
+
+// One step of a chunk: a collective over one dimension on the `bytes` the chunk holds then.
+struct Phase {
+  Collective collective = Collective::ReduceScatter;
+  int dim = 0;
+  uint64_t bytes = 0;
+};
+
+struct Schedule {
+  std::vector<std::vector<Phase>> chunks;  // per chunk, its phases in order
+  // Per dimension, the (chunk, phase index) pairs in the order it serves them.
+  std::vector<std::vector<std::pair<int, int>>> served;
+};
+
+// Themis's choice for one chunk of `chunk_bytes`: the reduce-scatter's dimension order, given the
+// load of each dimension so far (seconds of traffic at its bandwidth), which it then adds the
+// chunk's traffic to.
+std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vector<double>& loads,
+                              uint64_t chunk_bytes);
+
+// The chunks' phases and each dimension's service order, from the load model: a dimension serves
+// one phase at a time at its bandwidth, in the order the policy picks among the phases ready.
+Schedule schedule_all_reduce(const HierarchicalRequest& q);
+
+// The all-reduce's plan over the product of the dimensions' sizes (throws std::invalid_argument
+// when an algorithm does not fit its dimension).
+Plan build_hierarchical_all_reduce(const HierarchicalRequest& q);
+
+// The time an all-reduce of `bytes` takes when every dimension is busy in parallel all along, in
+// seconds: the sum over dimensions (ascending, the data shrinking by each size) of
+// 2 S_d (n_d - 1) / n_d, over the sum of the dimensions' bandwidths. Bandwidth utilisation is this
+// over the measured time.
+double ideal_all_reduce_seconds(const std::vector<DimensionGroup>& dims, uint64_t bytes);
+
+}  // namespace wafersim::collectives

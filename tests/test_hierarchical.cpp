@@ -1,0 +1,139 @@
+// Hierarchical all-reduce over several dimensions and the Themis scheduler
+// (models/collectives/hierarchical), against hand-worked expectations.
+#include <gtest/gtest.h>
+
+#include "models/collectives/hierarchical.h"
+#include "models/collectives/symbolic.h"
+
+namespace wafersim::collectives {
+namespace {
+
+using Dims = std::vector<DimensionGroup>;
+
+// Every dimension order, queue policy and algorithm mix computes an all-reduce: the symbolic
+// executor sums abstract values through the plan and checks every rank's output.
+TEST(Hierarchical, EveryOrderAndPolicyComputesAnAllReduce) {
+  const std::vector<Dims> platforms = {
+      {{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}},
+      {{2, Algorithm::HalvingDoubling, 200}, {3, Algorithm::Direct, 100}, {2, Algorithm::Ring, 50}},
+      {{3, Algorithm::Direct, 175}, {4, Algorithm::Ring, 100}, {2, Algorithm::HalvingDoubling, 50}},
+      {{2, Algorithm::Ring, 100}, {1, Algorithm::Ring, 100}, {4, Algorithm::HalvingDoubling, 25}},
+  };
+  for (const Dims& dims : platforms)
+    for (DimensionOrder order :
+         {DimensionOrder::AllReduceEach, DimensionOrder::Ascending, DimensionOrder::Themis})
+      for (QueuePolicy policy : {QueuePolicy::Fifo, QueuePolicy::SmallestChunkFirst})
+        for (int active : {0, 1, 2}) {
+          HierarchicalRequest q;
+          q.dims = dims;
+          q.bytes = 100003;  // blocks of unequal sizes
+          q.splits = 5;
+          q.active_chunks = active;
+          q.order = order;
+          q.policy = policy;
+          const Plan plan = build_hierarchical_all_reduce(q);
+          EXPECT_EQ(check_plan(plan, Collective::AllReduce), "")
+              << plan.algorithm << " active " << active;
+        }
+}
+
+// Bytes each NPU sends: per dimension, a reduce-scatter and an all-gather of the data held then,
+// 2 S_d (n_d - 1) / n_d, S shrinking by each size (the Libra / ASTRA-sim traffic formula).
+TEST(Hierarchical, SendsTheTrafficOfTheFormula) {
+  HierarchicalRequest q;
+  q.dims = {{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}, {2, Algorithm::Direct, 25}};
+  q.bytes = 1 << 20;
+  q.splits = 4;
+  const Plan plan = build_hierarchical_all_reduce(q);
+  const double s0 = q.bytes, s1 = s0 / 4, s2 = s1 / 2;
+  const double per_npu = 2 * s0 * 3 / 4 + 2 * s1 * 1 / 2 + 2 * s2 * 1 / 2;
+  EXPECT_EQ(plan.bytes_sent(), static_cast<uint64_t>(per_npu * 16));
+}
+
+// Themis on three dimensions of bandwidths 100, 50 and 25 GB/s, each of 2 NPUs, chunks of 1 MB.
+// Chunk 0: all loads 0, the gap is nothing, ascending (0, 1, 2); it adds 0.5 MB / 100 GB/s = 5 us
+// to dim 0, 0.25 MB / 50 = 5 us to dim 1, 0.125 MB / 25 = 5 us to dim 2. Chunk 1: equal loads,
+// ascending again. So the loads stay equal and the order stays ascending.
+// With bandwidths 25, 50, 100 instead: chunk 0 ascending adds 20 us to dim 0, 5 us to dim 1,
+// 1.25 us to dim 2. Chunk 1: least loaded first: dim 2 (1.25), dim 1 (5), dim 0 (20); the gap of
+// 18.75 us lets dim 2 move 18.75 us x 100 GB/s / (1/2) = 3.75 MB >= 1 MB / 16: order (2, 1, 0).
+TEST(Themis, OrdersLeastLoadedFirstAboveTheThreshold) {
+  const uint64_t mb = 1000000;
+  {
+    Dims dims = {{2, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}, {2, Algorithm::Ring, 25}};
+    std::vector<double> loads(3, 0.0);
+    EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{0, 1, 2}));
+    EXPECT_NEAR(loads[0], 5e-6, 1e-12);
+    EXPECT_NEAR(loads[1], 5e-6, 1e-12);
+    EXPECT_NEAR(loads[2], 5e-6, 1e-12);
+    EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{0, 1, 2}));
+  }
+  {
+    Dims dims = {{2, Algorithm::Ring, 25}, {2, Algorithm::Ring, 50}, {2, Algorithm::Ring, 100}};
+    std::vector<double> loads(3, 0.0);
+    EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{0, 1, 2}));
+    EXPECT_NEAR(loads[0], 20e-6, 1e-12);
+    EXPECT_NEAR(loads[1], 5e-6, 1e-12);
+    EXPECT_NEAR(loads[2], 1.25e-6, 1e-12);
+    EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{2, 1, 0}));
+    // Chunk 1 went 2, 1, 0: dim 2 took 0.5 MB (5 us), dim 1 0.25 MB (5 us), dim 0 0.125 MB (5 us).
+    EXPECT_NEAR(loads[0], 25e-6, 1e-12);
+    EXPECT_NEAR(loads[1], 10e-6, 1e-12);
+    EXPECT_NEAR(loads[2], 6.25e-6, 1e-12);
+  }
+}
+
+// Below the threshold the default order stays: loads 0 and 1 ns apart on two dimensions of
+// 100 GB/s and 2 NPUs: the gap moves 1 ns x 100 GB/s / (1/2) = 200 bytes < 16 KB / 16.
+TEST(Themis, KeepsTheDefaultOrderBelowAChunkOverSixteen) {
+  Dims dims = {{2, Algorithm::Ring, 100}, {2, Algorithm::Ring, 100}};
+  std::vector<double> loads = {1e-9, 0.0};
+  EXPECT_EQ(themis_order(dims, loads, 16384), (std::vector<int>{0, 1}));
+  std::vector<double> far = {1e-6, 0.0};  // 200 KB: above
+  EXPECT_EQ(themis_order(dims, far, 16384), (std::vector<int>{1, 0}));
+}
+
+// Dimension 0 of 2 NPUs and dimension 1 of 4, both 1 GB/s per NPU, four chunks of 8 KiB in
+// ascending order. Phase times (1 KiB = 1.024 us): reduce-scatter on dim 0 sends 4 KiB (4.096 us),
+// on dim 1 3 KiB (3.072 us); the all-gather on dim 1 from 1 KiB sends 3 KiB, on dim 0 from
+// 4 KiB 4 KiB. Dim 0 serves the reduce-scatters of chunks 0, 1, 2 until 12.288 us. Dim 1 serves
+// chunk 0's reduce-scatter [4.096, 7.168] and all-gather [7.168, 10.240], then chunk 1's
+// [10.240, 13.312] and [13.312, 16.384]. At 12.288 dim 0 has chunk 3's reduce-scatter (8 KiB,
+// ready at 0) and chunk 0's all-gather (4 KiB, ready at 10.240) waiting: FIFO takes the
+// reduce-scatter, SCF the all-gather; at 16.384 SCF again prefers chunk 1's all-gather (4 KiB,
+// ready just then) to chunk 3's reduce-scatter.
+TEST(Themis, SmallestChunkFirstServesSmallPhasesBeforeLargeOnes) {
+  HierarchicalRequest q;
+  q.dims = {{2, Algorithm::Ring, 1}, {4, Algorithm::Ring, 1}};
+  q.bytes = 4 * 8192;
+  q.splits = 4;
+  q.order = DimensionOrder::Ascending;
+  q.policy = QueuePolicy::Fifo;
+  const Schedule fifo = schedule_all_reduce(q);
+  q.policy = QueuePolicy::SmallestChunkFirst;
+  const Schedule scf = schedule_all_reduce(q);
+  using Served = std::vector<std::pair<int, int>>;
+  // (chunk, phase): phase 0 = RS dim 0, 1 = RS dim 1, 2 = AG dim 1, 3 = AG dim 0.
+  EXPECT_EQ(fifo.served[0],
+            (Served{{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 3}, {1, 3}, {2, 3}, {3, 3}}));
+  EXPECT_EQ(scf.served[0],
+            (Served{{0, 0}, {1, 0}, {2, 0}, {0, 3}, {1, 3}, {3, 0}, {2, 3}, {3, 3}}));
+}
+
+// Utilisation's ideal: 2 dimensions, 4 x 100 GB/s and 2 x 50 GB/s, 1 GB: traffic
+// 2 (3/4) 1e9 + 2 (1/2) 0.25e9 = 1.75e9 bytes over 150 GB/s.
+TEST(Hierarchical, IdealTimeKeepsEveryDimensionBusy) {
+  EXPECT_DOUBLE_EQ(
+      ideal_all_reduce_seconds({{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}}, 1000000000),
+      1.75e9 / 150e9);
+}
+
+TEST(Hierarchical, RefusesHalvingDoublingOnAGroupThatIsNotAPowerOfTwo) {
+  HierarchicalRequest q;
+  q.dims = {{2, Algorithm::Ring, 1}, {3, Algorithm::HalvingDoubling, 1}};
+  q.bytes = 1 << 20;
+  EXPECT_THROW(build_hierarchical_all_reduce(q), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace wafersim::collectives
