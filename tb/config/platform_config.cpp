@@ -64,13 +64,16 @@ Setter number(Field field, double min, bool inclusive, double max) {
   }
 
 // A key whose value is one of a few names.
-template <typename E>
-Setter choice(E PlatformSpec::*field, std::vector<std::pair<std::string, E>> names) {
+template <typename Field>
+using FieldType = std::remove_reference_t<std::invoke_result_t<Field, PlatformSpec&>>;
+
+template <typename Field>
+Setter choice(Field field, std::vector<std::pair<std::string, FieldType<Field>>> names) {
   return [field, names](PlatformSpec& s, const std::string& v) {
     std::string expected;
     for (const auto& [name, value] : names) {
       if (v == name) {
-        s.*field = value;
+        field(s) = value;
         return;
       }
       expected += (expected.empty() ? "" : " or ") + name;
@@ -103,6 +106,14 @@ const std::map<std::string, Setter>& setters() {
       {"network.injection_bandwidth_gbps",
        number(FIELD(network.injection_bandwidth_gbps), 0, true, 1e6)},
       {"network.injection_latency_ns", number(FIELD(network.injection_latency_ns), 0, true, 1e9)},
+      {"collectives.dimension_order",
+       choice(FIELD(collectives.dimension_order),
+              {{"ascending", collectives::DimensionOrder::Ascending},
+               {"themis", collectives::DimensionOrder::Themis},
+               {"all_reduce_each", collectives::DimensionOrder::AllReduceEach}})},
+      {"collectives.queue_policy",
+       choice(FIELD(collectives.queue_policy), {{"fifo", collectives::QueuePolicy::Fifo},
+                                                 {"scf", collectives::QueuePolicy::SmallestChunkFirst}})},
       {"fabric.fidelity",
        [](PlatformSpec& s, const std::string& v) {
          s.fabric.fidelity = hw::fidelity_from_string(v);
@@ -130,11 +141,11 @@ const std::map<std::string, Setter>& setters() {
        number(FIELD(npu.hbm_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
       {"npu.reduce_bandwidth_gbps",
        number(FIELD(npu.reduce_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
-      {"npu.compute_model", choice(&PlatformSpec::compute, {{"duration", ComputeModel::Duration},
+      {"npu.compute_model", choice(FIELD(compute), {{"duration", ComputeModel::Duration},
                                                             {"roofline", ComputeModel::Roofline}})},
-      {"npu.compute_order", choice(&PlatformSpec::compute_order, {{"node_id", ComputeOrder::NodeId},
+      {"npu.compute_order", choice(FIELD(compute_order), {{"node_id", ComputeOrder::NodeId},
                                                                   {"ready", ComputeOrder::Ready}})},
-      {"npu.comm_order", choice(&PlatformSpec::comm_order, {{"concurrent", CommOrder::Concurrent},
+      {"npu.comm_order", choice(FIELD(comm_order), {{"concurrent", CommOrder::Concurrent},
                                                             {"node_id", CommOrder::NodeId}})},
       {"collectives.all_reduce", algorithm(&CollectiveConfig::all_reduce)},
       {"collectives.all_gather", algorithm(&CollectiveConfig::all_gather)},
@@ -192,13 +203,25 @@ Implementation implementation_from_string(const std::string& text) {
         throw std::invalid_argument(std::string("'") + prefix + "' needs a path after it");
       return impl;
     }
-  try {
-    impl.algorithm = collectives::algorithm_from_string(text);
-  } catch (const std::invalid_argument&) {
-    throw std::invalid_argument("unknown collective algorithm '" + text +
-                                "' (expected ring, direct, halving_doubling, double_binary_tree, "
-                                "pairwise, tacos, msccl:FILE or chakra:PREFIX)");
+  impl.named = true;
+  // One name, or one per dimension separated by commas.
+  size_t from = 0;
+  for (;;) {
+    const size_t comma = text.find(',', from);
+    const std::string name = text.substr(from, comma == std::string::npos ? comma : comma - from);
+    try {
+      impl.per_dim.push_back(collectives::algorithm_from_string(name));
+    } catch (const std::invalid_argument&) {
+      throw std::invalid_argument("unknown collective algorithm '" + name +
+                                  "' (expected ring, direct, halving_doubling, double_binary_tree, "
+                                  "pairwise, tacos, msccl:FILE, chakra:PREFIX, or one built-in "
+                                  "name per dimension separated by commas)");
+    }
+    if (comma == std::string::npos) break;
+    from = comma + 1;
   }
+  impl.algorithm = impl.per_dim.front();
+  if (impl.per_dim.size() == 1) impl.per_dim.clear();
   return impl;
 }
 
@@ -213,7 +236,10 @@ std::string Implementation::name() const {
     case Source::BuiltIn:
       break;
   }
-  return collectives::to_string(algorithm);
+  if (per_dim.empty()) return collectives::to_string(algorithm);
+  std::string names;
+  for (auto a : per_dim) names += (names.empty() ? "" : ",") + std::string(collectives::to_string(a));
+  return names;
 }
 
 void resolve_implementation_paths(CollectiveConfig& c, const std::vector<std::string>& bases) {

@@ -7,6 +7,7 @@
 #include "hw/noc/fabric_params.h"
 #include "hw/npu/npu.h"
 #include "models/collectives/algorithms.h"
+#include "models/collectives/hierarchical.h"
 #include "models/topology/topology.h"
 
 namespace wafersim::tb {
@@ -22,7 +23,13 @@ struct Implementation {
 
   Implementation() = default;
   Implementation(collectives::Algorithm a) : algorithm(a) {}  // NOLINT: a built-in is the default
-  // "ring", "msccl:FILE", "chakra:PREFIX", "tacos".
+  // Networks of several dimensions: the built-in algorithm of each dimension, dimension 0 first
+  // ("ring,direct,halving_doubling"); empty: `algorithm` on every dimension when the platform
+  // file named it, else ring on Ring, direct on FullyConnected and halving-doubling on Switch.
+  std::vector<collectives::Algorithm> per_dim;
+  bool named = false;  // given in the platform file (not the default)
+
+  // "ring", "ring,direct", "msccl:FILE", "chakra:PREFIX", "tacos".
   std::string name() const;
 };
 
@@ -38,7 +45,13 @@ struct CollectiveConfig {
   Implementation broadcast = collectives::Algorithm::Ring;
   Implementation reduce = collectives::Algorithm::Ring;
   int dataset_splits = 1;
+  // Chunks in flight at once per rank; on a network of several dimensions, chunk phases in flight
+  // at once per dimension (ASTRA-sim's active-chunks-per-dimension). 0 = no limit.
   int active_chunks = 1;
+  // Networks of several dimensions (models/collectives/hierarchical.h): how an all-reduce's chunks
+  // go through the dimensions, and in which order a dimension serves the chunks waiting for it.
+  collectives::DimensionOrder dimension_order = collectives::DimensionOrder::Ascending;
+  collectives::QueuePolicy queue_policy = collectives::QueuePolicy::Fifo;
   // Plans up to this many ops (over all ranks) are run by the symbolic executor before the
   // simulation (models/collectives/symbolic.h); larger ones are not re-checked.
   double verify_max_ops = 1 << 20;
