@@ -195,6 +195,15 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
   std::vector<int> stride(count, 1);
   for (int d = 1; d < count; ++d) stride[d] = stride[d - 1] * q.dims[d - 1].size;
   auto coordinate = [&](int r, int d) { return r / stride[d] % q.dims[d].size; };
+  // A ring dimension runs odd chunks the other way round (ASTRA-sim's queues alternate directions
+  // too), so both directions of its links carry traffic. A rank's place in a phase's group: its
+  // coordinate, counted from the other end on a reversed ring.
+  auto reversed = [&](size_t c, int d) {
+    return q.dims[d].algorithm == Algorithm::Ring && q.dims[d].size > 2 && c % 2 == 1;
+  };
+  auto place = [&](int r, int d, size_t c) {
+    return reversed(c, d) ? q.dims[d].size - 1 - coordinate(r, d) : coordinate(r, d);
+  };
   size_t most_phases = 0;
   for (const auto& phases : schedule.chunks) most_phases = std::max(most_phases, phases.size());
   if (most_phases * static_cast<size_t>(span) >= 65536)
@@ -269,13 +278,14 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
           uint32_t base = 0, size = static_cast<uint32_t>(ranks);
           for (int b : before) {
             size /= static_cast<uint32_t>(q.dims[b].size);
-            base += static_cast<uint32_t>(coordinate(r, b)) * size;
+            base += static_cast<uint32_t>(place(r, b, c)) * size;
           }
           range = size;
           group.base = base;
           group.scale = range / static_cast<uint32_t>(n);
           group.tag_offset = static_cast<uint32_t>(p * span);
-          for (int i = 0; i < n; ++i) group.members.push_back(r + i * stride[d]);
+          for (int i = 0; i < n; ++i)
+            group.members.push_back(r + (reversed(c, d) ? n - 1 - i : i) * stride[d]);
           write_group_phase(plan, group, sub, static_cast<uint32_t>(c), chunk_bytes, gates);
         }
         // The phase ends, on each rank, when its ops nothing else in it waits for have finished.

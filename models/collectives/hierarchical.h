@@ -7,6 +7,8 @@
 // plan is built, from the load model Themis itself uses (bytes over per-NPU bandwidth per
 // dimension), and written into the plan as dependencies: the plan stays data, checked by the
 // symbolic executor and runnable in data mode, and every rank agrees on the order by construction.
+// On a Ring dimension, odd chunks go round the other way, so a unidirectional ring algorithm
+// still uses both directions of the links (DimensionGroup::bandwidth_gbps counts both).
 #include <cstdint>
 #include <vector>
 

@@ -256,6 +256,19 @@ void Topology::build_dimensions() {
   if (!direct) attach_npus_to_routers(routers);
 }
 
+double Topology::npu_bandwidth_gbps(int d) const {
+  const Dimension& dim = spec_.dims.at(d);
+  const double link = dim.link_bandwidth_gbps * dim.links;
+  switch (dim.shape) {
+    case Shape::Ring:
+      return dim.npus == 2 ? link : 2 * link;
+    case Shape::FullyConnected:
+      return (dim.npus - 1) * link;
+    default:
+      return link;
+  }
+}
+
 int Topology::first_differing_dim(int a, int b) const {
   for (size_t d = 0; d < stride_.size(); ++d)
     if (coordinate(a, static_cast<int>(d)) != coordinate(b, static_cast<int>(d)))

@@ -99,6 +99,9 @@ class Topology {
   int with_coordinate(int rank, int d, int c) const {
     return rank + (c - coordinate(rank, d)) * stride_[d];
   }
+  // What one NPU can send in dimension `d` at once, GB/s: all its links in that dimension (a
+  // ring's two neighbours, an FC's n - 1 peers, its switch), each `links` wide.
+  double npu_bandwidth_gbps(int d) const;
   // The lowest dimension in which two NPUs differ (the one a route leaves on), or -1 if equal.
   int first_differing_dim(int a, int b) const;
   const std::vector<Node>& nodes() const { return nodes_; }

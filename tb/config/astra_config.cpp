@@ -1,5 +1,6 @@
 // Reads ASTRA-sim's analytical network file (.yml) and system file (.json) unchanged, and maps them
 // to a wafersim platform. The mapping and the differences are documented in docs/astra-sim.md.
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -40,14 +41,14 @@ std::vector<std::string> list_of(const YAML::Node& root, const std::string& file
   return out;
 }
 
-double number_in(const std::string& file, const char* key, const std::string& text) {
+double number_in(const std::string& file, const std::string& key, const std::string& text) {
   try {
     size_t used = 0;
     double v = std::stod(text, &used);
     if (used == text.size()) return v;
   } catch (...) {
   }
-  throw InputError(file, std::string("key '") + key + "'", "not a number: '" + text + "'");
+  throw InputError(file, "key '" + key + "'", "not a number: '" + text + "'");
 }
 
 void read_network(PlatformSpec& spec, const std::string& file) {
@@ -65,32 +66,56 @@ void read_network(PlatformSpec& spec, const std::string& file) {
   if (npus.size() != topo.size() || bw.size() != topo.size() || lat.size() != topo.size())
     throw InputError(file, "topology",
                      "topology, npus_count, bandwidth and latency need one entry per dimension");
-  if (topo.size() != 1)
-    throw InputError(file, "topology",
-                     std::to_string(topo.size()) +
-                         "-dimensional networks are not supported yet: only one dimension (Ring, "
-                         "FullyConnected or Switch)");
-  try {
-    spec.network.shape = topology::shape_from_string(topo[0]);
-  } catch (const std::exception&) {
-    spec.network.shape = topology::Shape::Mesh;  // refused just below
+  // One dimension: the single-shape network; several: a network of dimensions.
+  for (size_t d = 0; d < topo.size(); ++d) {
+    const std::string at = topo.size() == 1 ? "" : " (dimension " + std::to_string(d) + ")";
+    topology::Dimension dim;
+    try {
+      dim.shape = topology::shape_from_string(topo[d]);
+    } catch (const std::exception&) {
+      dim.shape = topology::Shape::Mesh;  // refused just below
+    }
+    if (dim.shape != topology::Shape::Ring && dim.shape != topology::Shape::FullyConnected &&
+        dim.shape != topology::Shape::Switch)
+      throw InputError(file, "topology" + at,
+                       "expected Ring, FullyConnected or Switch, got '" + topo[d] + "'");
+    const double n = number_in(file, "npus_count" + at, npus[d]);
+    const double min_npus = topo.size() == 1 ? 2 : 1;
+    if (n < min_npus || n > 4096 || n != std::floor(n))
+      throw InputError(
+          file, "npus_count" + at,
+          fmt::format("must be a whole number from {:g} to 4096, got {}", min_npus, npus[d]));
+    dim.npus = static_cast<int>(n);
+    if (dim.npus == 1 && dim.shape != topology::Shape::Switch)
+      throw InputError(file, "npus_count" + at,
+                       "a " + topo[d] + " of 1 NPU has no links: use 2 or more, or a Switch");
+    const double gbps = number_in(file, "bandwidth" + at, bw[d]);
+    if (!(gbps > 0)) throw InputError(file, "bandwidth" + at, "must be positive, got " + bw[d]);
+    if (gbps < 1e-3 || gbps > 1e6)
+      throw InputError(file, "bandwidth" + at, "must be from 0.001 to 1e6 GB/s, got " + bw[d]);
+    dim.link_bandwidth_gbps = gbps * kGiBps;
+    const double ns = number_in(file, "latency" + at, lat[d]);
+    if (ns < 0 || ns > 1e9)
+      throw InputError(file, "latency" + at, "must be from 0 to 1e9 ns, got " + lat[d]);
+    dim.link_latency_ns = ns;
+    spec.network.dims.push_back(dim);
   }
-  if (spec.network.shape == topology::Shape::Mesh)
-    throw InputError(file, "topology",
-                     "expected Ring, FullyConnected or Switch, got '" + topo[0] + "'");
-  double n = number_in(file, "npus_count", npus[0]);
-  if (n < 2 || n > 4096 || n != std::floor(n))
-    throw InputError(file, "npus_count", "must be a whole number from 2 to 4096, got " + npus[0]);
-  spec.network.npus = static_cast<int>(n);
-  double gbps = number_in(file, "bandwidth", bw[0]);
-  if (!(gbps > 0)) throw InputError(file, "bandwidth", "must be positive, got " + bw[0]);
-  if (gbps < 1e-3 || gbps > 1e6)
-    throw InputError(file, "bandwidth", "must be from 0.001 to 1e6 GB/s, got " + bw[0]);
-  spec.network.link_bandwidth_gbps = gbps * kGiBps;
-  double ns = number_in(file, "latency", lat[0]);
-  if (ns < 0 || ns > 1e9)
-    throw InputError(file, "latency", "must be from 0 to 1e9 ns, got " + lat[0]);
-  spec.network.link_latency_ns = ns;
+  double total = 1;
+  for (const auto& dim : spec.network.dims) total *= dim.npus;
+  if (total < 2 || total > 4096)
+    throw InputError(
+        file, "npus_count",
+        fmt::format("the dimensions multiply to {:g} NPUs: 2 to 4096 are supported", total));
+  if (topo.size() == 1) {
+    const auto dim = spec.network.dims.front();
+    spec.network.dims.clear();
+    spec.network.shape = dim.shape;
+    spec.network.npus = dim.npus;
+    spec.network.link_bandwidth_gbps = dim.link_bandwidth_gbps;
+    spec.network.link_latency_ns = dim.link_latency_ns;
+  } else {
+    spec.network.shape = topology::Shape::Dimensions;
+  }
 }
 
 void read_system(PlatformSpec& spec, const std::string& file) {
@@ -114,16 +139,22 @@ void read_system(PlatformSpec& spec, const std::string& file) {
   };
   auto algorithm = [&](const std::string& key, Implementation& out) {
     const auto& v = j.at(key);
-    if (!v.is_array() || v.empty() || !v[0].is_string())
+    if (!v.is_array() || v.empty())
       throw InputError(file, item(key), "expected a list of algorithm names, one per dimension");
-    if (v.size() != 1)
-      throw InputError(file, item(key),
-                       "one entry per dimension: only one dimension is supported yet");
+    std::string names;
+    for (const auto& name : v) {
+      if (!name.is_string() || name.get<std::string>().empty() ||
+          name.get<std::string>().find(',') != std::string::npos)
+        throw InputError(file, item(key), "expected algorithm names, got " + shown(name));
+      names += (names.empty() ? "" : ",") + name.get<std::string>();
+    }
     try {
-      out = collectives::algorithm_from_string(v[0].get<std::string>());
+      out = implementation_from_string(names);
     } catch (const std::exception& e) {
       throw InputError(file, item(key), e.what());
     }
+    if (out.source != Implementation::Source::BuiltIn)
+      throw InputError(file, item(key), "expected built-in algorithm names, got " + shown(v));
   };
   // "<collective>-implementation-custom": [PATH], an MSCCL XML file (.xml) or the prefix of a
   // Chakra collective graph, one entry per dimension.
@@ -139,7 +170,8 @@ void read_system(PlatformSpec& spec, const std::string& file) {
       throw InputError(file, item(key), "expected a list of paths, one per dimension");
     if (v.size() != 1)
       throw InputError(file, item(key),
-                       "one entry per dimension: only one dimension is supported yet");
+                       "one custom collective for the whole network: a list of one path (custom "
+                       "collectives per dimension are not supported)");
     const std::string path = v[0].get<std::string>();
     const bool xml = path.size() > 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
     spec.collectives.*(slot->second) =
@@ -159,16 +191,47 @@ void read_system(PlatformSpec& spec, const std::string& file) {
                                                    "local-mem-trace-filename",
                                                    "local-reduction-delay",
                                                    "boost-mode",
-                                                   "collective-optimization",
-                                                   "intra-dimension-scheduling",
-                                                   "inter-dimension-scheduling",
                                                    "scheduling-policy"};
+  // Themis's keys (PAPERS.md section 2), with ASTRA-sim's names for their values.
+  auto named = [&](const std::string& key, const auto& names) {
+    const auto& v = j.at(key);
+    std::string expected;
+    for (const auto& [name, value] : names) {
+      if (v.is_string() && v.template get<std::string>() == name) return value;
+      expected += (expected.empty() ? "" : ", ") + std::string(name);
+    }
+    throw InputError(file, item(key), "expected one of " + expected + ", got " + shown(v));
+  };
+  using collectives::DimensionOrder;
+  using collectives::QueuePolicy;
+  const std::vector<std::pair<const char*, DimensionOrder>> inter_names = {
+      {"ascending", DimensionOrder::Ascending},
+      {"baseline", DimensionOrder::Ascending},
+      {"themis", DimensionOrder::Themis},
+      {"offlineGreedy", DimensionOrder::Themis},
+      {"offlineGreedyFlex", DimensionOrder::Themis}};
+  const std::vector<std::pair<const char*, QueuePolicy>> intra_names = {
+      {"FIFO", QueuePolicy::Fifo},
+      {"fifo", QueuePolicy::Fifo},
+      {"SCF", QueuePolicy::SmallestChunkFirst},
+      {"smallestFirst", QueuePolicy::SmallestChunkFirst}};
+  // baseline: every dimension all-reduces the whole buffer in turn; localBWAware:
+  // reduce-scatter up the dimensions, all-gather back down (ASTRA-sim's Sys::generate_all_reduce).
+  const std::vector<std::pair<const char*, DimensionOrder>> optimization_names = {
+      {"baseline", DimensionOrder::AllReduceEach}, {"localBWAware", DimensionOrder::Ascending}};
+  bool all_reduce_each = false;
   std::vector<std::string> ignored;
   for (const auto& [key, value] : j.items()) {
     if (unmodelled.count(key)) ignored.push_back(key);
     if (key == "scheduling-policy") {
       if (!value.is_string() || (value != "LIFO" && value != "FIFO"))
         throw InputError(file, item(key), "expected LIFO or FIFO");
+    } else if (key == "inter-dimension-scheduling") {
+      if (!all_reduce_each) spec.collectives.dimension_order = named(key, inter_names);
+    } else if (key == "intra-dimension-scheduling") {
+      spec.collectives.queue_policy = named(key, intra_names);
+    } else if (key == "collective-optimization") {
+      all_reduce_each = named(key, optimization_names) == DimensionOrder::AllReduceEach;
     } else if (key == "endpoint-delay") {
       spec.fabric.endpoint_delay_cycles = static_cast<uint32_t>(integer(key, 0, 1000000));
     } else if (key == "active-chunks-per-dimension") {
@@ -195,6 +258,8 @@ void read_system(PlatformSpec& spec, const std::string& file) {
       throw InputError(file, item(key), "unknown ASTRA-sim system key");
     }
   }
+  // baseline all-reduces each dimension in turn, whatever the inter-dimension order says.
+  if (all_reduce_each) spec.collectives.dimension_order = DimensionOrder::AllReduceEach;
   if (!ignored.empty()) {
     std::string names;
     for (const auto& k : ignored) names += (names.empty() ? "" : ", ") + k;
@@ -232,9 +297,11 @@ PlatformSpec load_astra_platform(const std::string& network_yml, const std::stri
     if (dir.empty() || dir == dir.parent_path()) break;
   }
   resolve_implementation_paths(spec.collectives, bases);
-  // Buffer = twice the bandwidth-delay product of a link plus two packets, in flits.
-  double bytes_per_ns = spec.network.link_bandwidth_gbps;
-  double bdp = 2 * spec.network.link_latency_ns * bytes_per_ns + 2.0 * spec.fabric.packet_bytes;
+  // Buffer = twice the bandwidth-delay product of the largest link plus two packets, in flits.
+  double bdp = 2 * spec.network.link_latency_ns * spec.network.link_bandwidth_gbps;
+  for (const auto& dim : spec.network.dims)
+    bdp = std::max(bdp, 2 * dim.link_latency_ns * dim.link_bandwidth_gbps);
+  bdp += 2.0 * spec.fabric.packet_bytes;
   spec.fabric.buffer_flits = static_cast<uint32_t>(std::ceil(bdp / spec.fabric.flit_bytes)) + 1;
   apply_overrides(spec, overrides);
   check_platform(spec);

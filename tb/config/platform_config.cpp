@@ -88,6 +88,66 @@ Setter algorithm(Implementation CollectiveConfig::*field) {
   };
 }
 
+// network.dimensions.<i>.<key>: dimension i of a network of several dimensions (in YAML, item i
+// of the list `network.dimensions`). Naming a dimension makes the network one of dimensions; a
+// dimension named beyond the list's end grows it, and check_platform refuses one left incomplete.
+constexpr int kMaxDimensions = 8;
+
+Setter dimension_setter(int index, const std::string& key) {
+  auto dim = [index](PlatformSpec& s) -> topology::Dimension& {
+    s.network.shape = topology::Shape::Dimensions;
+    if (static_cast<int>(s.network.dims.size()) <= index) {
+      topology::Dimension unset;
+      unset.shape = topology::Shape::Mesh;  // "no shape yet"
+      s.network.dims.resize(index + 1, unset);
+    }
+    return s.network.dims[index];
+  };
+  if (key == "shape")
+    return [dim](PlatformSpec& s, const std::string& v) {
+      topology::Shape shape = topology::Shape::Mesh;
+      try {
+        shape = topology::shape_from_string(v);
+      } catch (const std::invalid_argument&) {
+      }
+      if (shape != topology::Shape::Ring && shape != topology::Shape::FullyConnected &&
+          shape != topology::Shape::Switch)
+        throw std::invalid_argument("expected ring, fully_connected or switch, got '" + v + "'");
+      dim(s).shape = shape;
+    };
+  if (key == "npus")
+    return number(
+        [dim](PlatformSpec & s) -> auto& { return dim(s).npus; }, 1, true, kMaxNpus);
+  if (key == "link_bandwidth_gbps")
+    return number(
+        [dim](PlatformSpec & s) -> auto& { return dim(s).link_bandwidth_gbps; }, kMinBandwidthGbps,
+        true, 1e6);
+  if (key == "link_latency_ns")
+    return number(
+        [dim](PlatformSpec & s) -> auto& { return dim(s).link_latency_ns; }, 0, true, 1e9);
+  if (key == "links")
+    return number(
+        [dim](PlatformSpec & s) -> auto& { return dim(s).links; }, 1, true, 64);
+  return nullptr;
+}
+
+// The setter of "network.dimensions.<i>.<key>", or nullptr if `key` is not one.
+Setter dimension_key(const std::string& key) {
+  static const std::string prefix = "network.dimensions.";
+  if (key.compare(0, prefix.size(), prefix) != 0) return nullptr;
+  const size_t dot = key.find('.', prefix.size());
+  if (dot == std::string::npos) return nullptr;
+  const std::string index = key.substr(prefix.size(), dot - prefix.size());
+  if (index.empty() || index.size() > 2 ||
+      index.find_first_not_of("0123456789") != std::string::npos)
+    return nullptr;
+  const int i = std::stoi(index);
+  if (i >= kMaxDimensions)
+    throw std::invalid_argument(
+        fmt::format("at most {} dimensions (docs/config.md, Limits)", kMaxDimensions));
+  return dimension_setter(i, key.substr(dot + 1));
+}
+
 const std::map<std::string, Setter>& setters() {
   static const std::map<std::string, Setter> table = {
       {"network.topology",
@@ -111,9 +171,9 @@ const std::map<std::string, Setter>& setters() {
               {{"ascending", collectives::DimensionOrder::Ascending},
                {"themis", collectives::DimensionOrder::Themis},
                {"all_reduce_each", collectives::DimensionOrder::AllReduceEach}})},
-      {"collectives.queue_policy",
-       choice(FIELD(collectives.queue_policy), {{"fifo", collectives::QueuePolicy::Fifo},
-                                                 {"scf", collectives::QueuePolicy::SmallestChunkFirst}})},
+      {"collectives.queue_policy", choice(FIELD(collectives.queue_policy),
+                                          {{"fifo", collectives::QueuePolicy::Fifo},
+                                           {"scf", collectives::QueuePolicy::SmallestChunkFirst}})},
       {"fabric.fidelity",
        [](PlatformSpec& s, const std::string& v) {
          s.fabric.fidelity = hw::fidelity_from_string(v);
@@ -142,11 +202,11 @@ const std::map<std::string, Setter>& setters() {
       {"npu.reduce_bandwidth_gbps",
        number(FIELD(npu.reduce_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
       {"npu.compute_model", choice(FIELD(compute), {{"duration", ComputeModel::Duration},
-                                                            {"roofline", ComputeModel::Roofline}})},
+                                                    {"roofline", ComputeModel::Roofline}})},
       {"npu.compute_order", choice(FIELD(compute_order), {{"node_id", ComputeOrder::NodeId},
-                                                                  {"ready", ComputeOrder::Ready}})},
+                                                          {"ready", ComputeOrder::Ready}})},
       {"npu.comm_order", choice(FIELD(comm_order), {{"concurrent", CommOrder::Concurrent},
-                                                            {"node_id", CommOrder::NodeId}})},
+                                                    {"node_id", CommOrder::NodeId}})},
       {"collectives.all_reduce", algorithm(&CollectiveConfig::all_reduce)},
       {"collectives.all_gather", algorithm(&CollectiveConfig::all_gather)},
       {"collectives.reduce_scatter", algorithm(&CollectiveConfig::reduce_scatter)},
@@ -166,15 +226,40 @@ const std::map<std::string, Setter>& setters() {
 
 void set_key(PlatformSpec& spec, const std::string& file, const std::string& key,
              const std::string& value) {
-  auto it = setters().find(key);
-  if (it == setters().end())
-    throw InputError(file, "key '" + key + "'", "unknown key (see docs/config.md)");
+  Setter setter;
   try {
-    it->second(spec, value);
+    auto it = setters().find(key);
+    setter = it != setters().end() ? it->second : dimension_key(key);
+  } catch (const std::exception& e) {
+    throw InputError(file, "key '" + key + "'", e.what());
+  }
+  if (!setter) throw InputError(file, "key '" + key + "'", "unknown key (see docs/config.md)");
+  try {
+    setter(spec, value);
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
     throw InputError(file, "key '" + key + "'", e.what());
+  }
+}
+
+// network.dimensions: a list of mappings, dimension 0 first.
+void set_dimensions(PlatformSpec& spec, const std::string& file, const YAML::Node& list) {
+  if (!list.IsSequence() || list.size() == 0)
+    throw InputError(file, "key 'network.dimensions'",
+                     "expected a list of dimensions (shape, npus, link_bandwidth_gbps, ...)");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string item = "network.dimensions." + std::to_string(i);
+    if (!list[i].IsMap())
+      throw InputError(file, "key '" + item + "'",
+                       "expected a mapping (shape, npus, link_bandwidth_gbps, link_latency_ns, "
+                       "links)");
+    for (const auto& entry : list[i]) {
+      const std::string key = item + "." + entry.first.Scalar();
+      if (!entry.second.IsScalar())
+        throw InputError(file, "key '" + key + "'", "expected a single value");
+      set_key(spec, file, key, entry.second.Scalar());
+    }
   }
 }
 
@@ -238,7 +323,8 @@ std::string Implementation::name() const {
   }
   if (per_dim.empty()) return collectives::to_string(algorithm);
   std::string names;
-  for (auto a : per_dim) names += (names.empty() ? "" : ",") + std::string(collectives::to_string(a));
+  for (auto a : per_dim)
+    names += (names.empty() ? "" : ",") + std::string(collectives::to_string(a));
   return names;
 }
 
@@ -286,6 +372,10 @@ PlatformSpec load_platform(const std::string& path, const std::vector<std::strin
                        "unknown section (expected network, fabric, npu or collectives)");
     for (const auto& entry : section.second) {
       std::string key = name + "." + entry.first.Scalar();
+      if (key == "network.dimensions") {
+        set_dimensions(spec, path, entry.second);
+        continue;
+      }
       if (!entry.second.IsScalar())
         throw InputError(path, "key '" + key + "'", "expected a single value");
       set_key(spec, path, key, entry.second.Scalar());
@@ -300,6 +390,61 @@ PlatformSpec load_platform(const std::string& path, const std::vector<std::strin
   return spec;
 }
 
+namespace {
+
+// A network of dimensions: every dimension complete, at most kMaxNpus NPUs in all, and a list of
+// per-dimension algorithms as long as the list of dimensions.
+void check_dimensions(const PlatformSpec& spec) {
+  const auto& n = spec.network;
+  const std::string& file = spec.source;
+  if (n.shape != topology::Shape::Dimensions) {
+    if (!n.dims.empty())
+      throw InputError(file, "network.dimensions",
+                       fmt::format("given with network.topology {}: a network of dimensions "
+                                   "leaves network.topology out (or sets it to dimensions)",
+                                   topology::to_string(n.shape)));
+  } else if (n.dims.empty()) {
+    throw InputError(file, "network.dimensions",
+                     "network.topology is dimensions but no dimension is listed");
+  }
+  double npus = 1;
+  for (size_t d = 0; d < n.dims.size(); ++d) {
+    const auto& dim = n.dims[d];
+    const std::string item = "network.dimensions." + std::to_string(d);
+    if (dim.shape == topology::Shape::Mesh)
+      throw InputError(file, item + ".shape", "missing (ring, fully_connected or switch)");
+    if (dim.npus < (dim.shape == topology::Shape::Switch ? 1 : 2))
+      throw InputError(file, item + ".npus",
+                       fmt::format("missing or too small: a {} needs at least {} NPUs",
+                                   topology::to_string(dim.shape),
+                                   dim.shape == topology::Shape::Switch ? 1 : 2));
+    if (!(dim.link_bandwidth_gbps > 0))
+      throw InputError(file, item + ".link_bandwidth_gbps", "missing: a positive GB/s is needed");
+    npus *= dim.npus;
+  }
+  if (npus > kMaxNpus)
+    throw InputError(file, "network.dimensions",
+                     fmt::format("the dimensions' sizes multiply to {:g} NPUs, more than {:g} "
+                                 "(docs/config.md, Limits)",
+                                 npus, kMaxNpus));
+  const std::pair<const char*, const Implementation*> impls[] = {
+      {"collectives.all_reduce", &spec.collectives.all_reduce},
+      {"collectives.all_gather", &spec.collectives.all_gather},
+      {"collectives.reduce_scatter", &spec.collectives.reduce_scatter},
+      {"collectives.all_to_all", &spec.collectives.all_to_all},
+      {"collectives.broadcast", &spec.collectives.broadcast},
+      {"collectives.reduce", &spec.collectives.reduce}};
+  const size_t dims = n.shape == topology::Shape::Mesh ? 0 : std::max<size_t>(1, n.dims.size());
+  for (const auto& [key, impl] : impls)
+    if (!impl->per_dim.empty() && impl->per_dim.size() != dims)
+      throw InputError(file, key,
+                       fmt::format("{} algorithms ('{}') for a network of {} dimension{}: give "
+                                   "one, or one per dimension",
+                                   impl->per_dim.size(), impl->name(), dims, dims == 1 ? "" : "s"));
+}
+
+}  // namespace
+
 void check_platform(const PlatformSpec& spec) {
   const auto& n = spec.network;
   const auto& f = spec.fabric;
@@ -309,6 +454,7 @@ void check_platform(const PlatformSpec& spec) {
     throw InputError(file, "network.mesh_x x network.mesh_y",
                      fmt::format("a {} x {} mesh has more than {:g} NPUs (docs/config.md, Limits)",
                                  n.mesh_x, n.mesh_y, kMaxNpus));
+  check_dimensions(spec);
   if (n.injection_bandwidth_gbps > 0 && n.injection_bandwidth_gbps < kMinBandwidthGbps)
     throw InputError(
         file, "network.injection_bandwidth_gbps",

@@ -83,13 +83,14 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
   const auto& [field, setting] = settings.at(q.collective);
   const Implementation& impl = config_.*field;
   q.algorithm = impl.algorithm;
+  const std::vector<collectives::DimensionGroup> dims = hierarchical_dims(q, impl);
   // Everything the plan depends on: a barrier (one split) must not meet an all-reduce of the same
   // size cut into chunks, nor a broadcast one with another root. (Imported files are read once per
   // run, so their name stands for their content.)
   const std::string key = std::string(to_string(q.collective)) + "/" + impl.name() + "/" +
                           std::to_string(q.ranks) + "/" + std::to_string(q.bytes) + "/" +
                           std::to_string(q.splits) + "/" + std::to_string(q.active_chunks) + "/" +
-                          std::to_string(q.root);
+                          std::to_string(q.root) + "/" + std::to_string(dims.size());
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   Entry entry{nullptr, q.collective, true};
@@ -97,7 +98,17 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
       std::string(to_string(q.collective)) + " over " + std::to_string(q.ranks) + " ranks";
   bool data_known = true;
   try {
-    if (impl.source == Implementation::Source::BuiltIn) {
+    if (!dims.empty()) {
+      collectives::HierarchicalRequest h;
+      h.bytes = q.bytes;
+      h.splits = q.splits;
+      h.active_chunks = q.active_chunks;
+      h.dims = dims;
+      h.order = config_.dimension_order;
+      h.policy = config_.queue_policy;
+      entry.plan =
+          std::make_shared<const collectives::Plan>(collectives::build_hierarchical_all_reduce(h));
+    } else if (impl.source == Implementation::Source::BuiltIn) {
       entry.plan = std::make_shared<const collectives::Plan>(collectives::build_plan(q));
     } else {
       auto [plan, known] = imported(impl, q.collective, q.ranks, q.bytes);
@@ -121,6 +132,31 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
   }
   plans_.emplace(key, entry);
   return entry;
+}
+
+std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
+    const collectives::CollectiveRequest& q, const Implementation& impl) const {
+  if (!topology_ || topology_->dims().size() < 2 || q.collective != Collective::AllReduce ||
+      impl.source != Implementation::Source::BuiltIn || q.ranks != topology_->npu_count())
+    return {};
+  std::vector<collectives::DimensionGroup> dims;
+  for (size_t d = 0; d < topology_->dims().size(); ++d) {
+    const topology::Dimension& dim = topology_->dims()[d];
+    collectives::DimensionGroup g;
+    g.size = dim.npus;
+    g.bandwidth_gbps = topology_->npu_bandwidth_gbps(static_cast<int>(d));
+    if (!impl.per_dim.empty())
+      g.algorithm = impl.per_dim[d];
+    else if (impl.named)
+      g.algorithm = impl.algorithm;
+    else
+      g.algorithm = dim.shape == topology::Shape::Ring ? collectives::Algorithm::Ring
+                    : dim.shape == topology::Shape::FullyConnected
+                        ? collectives::Algorithm::Direct
+                        : collectives::Algorithm::HalvingDoubling;
+    dims.push_back(g);
+  }
+  return dims;
 }
 
 std::pair<collectives::Plan, bool> PlanLibrary::imported(const Implementation& impl,

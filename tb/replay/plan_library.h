@@ -43,6 +43,12 @@ class PlanLibrary {
   void prepare(const chakra::Workload& workload);
 
  private:
+  // An all-reduce over every NPU of a network of several dimensions with built-in algorithms is
+  // hierarchical (models/collectives/hierarchical.h): its dimensions as the plan sees them, each
+  // with its algorithm (the setting's per-dimension list; the one named algorithm; or ring on a
+  // Ring, direct on a FullyConnected and halving-doubling on a Switch). Empty: a flat plan.
+  std::vector<collectives::DimensionGroup> hierarchical_dims(
+      const collectives::CollectiveRequest& q, const Implementation& impl) const;
   // The plan of an imported implementation; the second member says whether its data is known
   // (false: a Chakra graph of another tool, checked only for running to its end).
   std::pair<collectives::Plan, bool> imported(const Implementation& impl,

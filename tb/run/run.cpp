@@ -49,7 +49,8 @@ void check_time_limits(const chakra::Workload& workload, const PlatformSpec& spe
   // Half the kernel's range for one transfer or memory node leaves room for the rest of the run.
   constexpr double kLongestPs = 9.2e18;
   const auto& n = spec.network;
-  double slowest_gbps = n.link_bandwidth_gbps;
+  double slowest_gbps = n.shape == topology::Shape::Dimensions ? 1e300 : n.link_bandwidth_gbps;
+  for (const auto& dim : n.dims) slowest_gbps = std::min(slowest_gbps, dim.link_bandwidth_gbps);
   if (n.injection_bandwidth_gbps > 0)
     slowest_gbps = std::min(slowest_gbps, n.injection_bandwidth_gbps);
   for (const auto& trace : workload.ranks)
