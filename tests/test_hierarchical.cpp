@@ -123,9 +123,20 @@ TEST(Themis, SmallestChunkFirstServesSmallPhasesBeforeLargeOnes) {
 // Utilisation's ideal: 2 dimensions, 4 x 100 GB/s and 2 x 50 GB/s, 1 GB: traffic
 // 2 (3/4) 1e9 + 2 (1/2) 0.25e9 = 1.75e9 bytes over 150 GB/s.
 TEST(Hierarchical, IdealTimeKeepsEveryDimensionBusy) {
-  EXPECT_DOUBLE_EQ(
-      ideal_all_reduce_seconds({{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}}, 1000000000),
-      1.75e9 / 150e9);
+  EXPECT_DOUBLE_EQ(ideal_seconds(Collective::AllReduce,
+                                 {{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}}, 1000000000),
+                   1.75e9 / 150e9);
+}
+
+// The other collectives on the same dimensions: reduce-scatter (3/4) 1e9 + (1/2) 0.25e9 bytes;
+// all-gather of 125 MB per rank, the reverse of that reduce-scatter; all-to-all (3/4 + 1/2) 1e9;
+// broadcast the buffer once.
+TEST(Hierarchical, IdealTimeOfEachCollective) {
+  const std::vector<DimensionGroup> dims = {{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}};
+  EXPECT_DOUBLE_EQ(ideal_seconds(Collective::ReduceScatter, dims, 1000000000), 0.875e9 / 150e9);
+  EXPECT_DOUBLE_EQ(ideal_seconds(Collective::AllGather, dims, 125000000), 0.875e9 / 150e9);
+  EXPECT_DOUBLE_EQ(ideal_seconds(Collective::AllToAll, dims, 1000000000), 1.25e9 / 150e9);
+  EXPECT_DOUBLE_EQ(ideal_seconds(Collective::Broadcast, dims, 1000000000), 1e9 / 150e9);
 }
 
 TEST(Hierarchical, RefusesHalvingDoublingOnAGroupThatIsNotAPowerOfTwo) {

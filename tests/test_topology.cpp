@@ -100,3 +100,64 @@ TEST(Topology, RoutesAtScaleFollowTheRules) {
     EXPECT_EQ(sw.path(a % 1024, (a + 1 + b % 1023) % 1024).size(), 2u);
   }
 }
+
+namespace {
+NetworkSpec dimensions(std::vector<Dimension> dims) {
+  NetworkSpec s;
+  s.shape = Shape::Dimensions;
+  s.dims = std::move(dims);
+  return s;
+}
+}  // namespace
+
+// Ring 4 x FullyConnected 4 x Switch 4 (64 NPUs, dimension 0 fastest): a route leaves its NPU,
+// corrects the dimensions in order (the shorter way round the ring, one FC hop, up to the switch
+// and down), and enters the destination NPU; its links' dimensions never decrease.
+TEST(Topology, ThreeDimensionalRoutesCorrectOneDimensionAfterTheOther) {
+  Topology t = Topology::build(dimensions({{Shape::Ring, 4, 100, 10, 1},
+                                           {Shape::FullyConnected, 4, 50, 10, 1},
+                                           {Shape::Switch, 4, 25, 10, 1}}));
+  ASSERT_EQ(t.npu_count(), 64);
+  EXPECT_EQ(t.coordinate(27, 0), 3);  // 27 = 3 + 2 x 4 + 1 x 16
+  EXPECT_EQ(t.coordinate(27, 1), 2);
+  EXPECT_EQ(t.coordinate(27, 2), 1);
+  for (int a = 0; a < 64; ++a)
+    for (int b = 0; b < 64; ++b) {
+      if (a == b) continue;
+      const int cw = ((t.coordinate(b, 0) - t.coordinate(a, 0)) % 4 + 4) % 4;
+      const int hops = std::min(cw, 4 - cw) + (t.coordinate(a, 1) != t.coordinate(b, 1)) +
+                       2 * (t.coordinate(a, 2) != t.coordinate(b, 2));
+      const auto path = t.path(a, b);
+      ASSERT_EQ(static_cast<int>(path.size()), hops + 2) << a << "->" << b;
+      EXPECT_TRUE(t.links()[path.front()].attach);
+      EXPECT_TRUE(t.links()[path.back()].attach);
+      for (size_t i = 2; i + 1 < path.size(); ++i)
+        EXPECT_LE(t.links()[path[i - 1]].dim, t.links()[path[i]].dim) << a << "->" << b;
+    }
+  // Per-NPU bandwidth: both ring neighbours, three FC peers, the switch.
+  EXPECT_DOUBLE_EQ(t.npu_bandwidth_gbps(0), 200);
+  EXPECT_DOUBLE_EQ(t.npu_bandwidth_gbps(1), 150);
+  EXPECT_DOUBLE_EQ(t.npu_bandwidth_gbps(2), 25);
+}
+
+// 4,096 NPUs in Ring 16 x FullyConnected 16 x Switch 16: the graph has exactly the nodes and links
+// the dimensions call for (no table), and routes follow the rules at that scale.
+TEST(Topology, FourThousandNpusInThreeDimensions) {
+  Topology t = Topology::build(dimensions({{Shape::Ring, 16, 100, 10, 1},
+                                           {Shape::FullyConnected, 16, 50, 10, 1},
+                                           {Shape::Switch, 16, 25, 10, 1}}));
+  ASSERT_EQ(t.npu_count(), 4096);
+  // NPUs, their routers, one switch per block of 16 in dimension 2.
+  EXPECT_EQ(t.nodes().size(), 4096u + 4096u + 256u);
+  // Directed links: a ring's 2 per NPU, an FC block's 16 x 15, a switch's 2 per NPU, and an
+  // NPU-router pair per dimension.
+  EXPECT_EQ(t.links().size(), 4096u * 2 + 256u * 240 + 4096u * 2 + 4096u * 6);
+  for (int k = 0; k < 200; ++k) {
+    const int a = (k * 7919) % 4096, b = (k * 104729 + 13) % 4096;
+    if (a == b) continue;
+    const int cw = ((t.coordinate(b, 0) - t.coordinate(a, 0)) % 16 + 16) % 16;
+    const int hops = std::min(cw, 16 - cw) + (t.coordinate(a, 1) != t.coordinate(b, 1)) +
+                     2 * (t.coordinate(a, 2) != t.coordinate(b, 2));
+    EXPECT_EQ(static_cast<int>(t.path(a, b).size()), hops + 2) << a << "->" << b;
+  }
+}

@@ -312,13 +312,34 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
   return plan;
 }
 
-double ideal_all_reduce_seconds(const std::vector<DimensionGroup>& dims, uint64_t bytes) {
-  double traffic = 0, bandwidth = 0, s = static_cast<double>(bytes);
+double ideal_seconds(Collective collective, const std::vector<DimensionGroup>& dims,
+                     uint64_t bytes) {
+  double ranks = 1;
+  for (const DimensionGroup& d : dims) ranks *= d.size;
+  double traffic = 0, bandwidth = 0;
+  double s = collective == Collective::AllGather ? static_cast<double>(bytes) * ranks
+                                                 : static_cast<double>(bytes);
   for (const DimensionGroup& d : dims) {
     if (d.size <= 1) continue;
-    traffic += 2 * s * (d.size - 1) / d.size;
-    s /= d.size;
     bandwidth += bytes_per_second(d);
+    const double share = static_cast<double>(d.size - 1) / d.size;
+    switch (collective) {
+      case Collective::AllReduce:
+        traffic += 2 * s * share;
+        s /= d.size;
+        break;
+      case Collective::ReduceScatter:
+      case Collective::AllGather:
+        traffic += s * share;
+        s /= d.size;
+        break;
+      case Collective::AllToAll:
+        traffic += s * share;
+        break;
+      default:  // broadcast, reduce: every NPU receives (or sends) the buffer once
+        traffic = s;
+        break;
+    }
   }
   return bandwidth > 0 ? traffic / bandwidth : 0;
 }

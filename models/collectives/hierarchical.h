@@ -80,10 +80,14 @@ Schedule schedule_all_reduce(const HierarchicalRequest& q);
 // when an algorithm does not fit its dimension).
 Plan build_hierarchical_all_reduce(const HierarchicalRequest& q);
 
-// The time an all-reduce of `bytes` takes when every dimension is busy in parallel all along, in
-// seconds: the sum over dimensions (ascending, the data shrinking by each size) of
-// 2 S_d (n_d - 1) / n_d, over the sum of the dimensions' bandwidths. Bandwidth utilisation is this
-// over the measured time.
-double ideal_all_reduce_seconds(const std::vector<DimensionGroup>& dims, uint64_t bytes);
+// The time a collective of `bytes` (Chakra's comm_size: all-gather's is one rank's input) takes
+// when every dimension is busy in parallel all along, in seconds: the bytes each NPU must send
+// over the sum of the dimensions' bandwidths (the Themis paper's ideal; Libra's traffic model).
+// Per dimension, ascending, S_0 being the buffer: all-reduce 2 S_d (n_d - 1) / n_d and
+// reduce-scatter S_d (n_d - 1) / n_d, with S_{d+1} = S_d / n_d; all-gather the reduce-scatter of
+// the gathered buffer; all-to-all S (n_d - 1) / n_d; broadcast and reduce S. Bandwidth
+// utilisation is this over the measured time.
+double ideal_seconds(Collective collective, const std::vector<DimensionGroup>& dims,
+                     uint64_t bytes);
 
 }  // namespace wafersim::collectives

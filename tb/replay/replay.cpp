@@ -8,6 +8,7 @@
 
 #include "hw/proto/probe.h"
 #include "models/common/error.h"
+#include "tb/report/utilisation.h"
 
 namespace wafersim::tb {
 
@@ -335,6 +336,7 @@ void Replay::issue(int rank, size_t i) {
         res.ranks = static_cast<int>(members->size());
         res.bytes = node.comm_size.value_or(0);
         res.start = sc_core::sc_time_stamp();
+        res.ideal_ns = ideal_collective_ns(platform_.topology(), kind, *members, res.bytes);
       }
       res.start = std::min(res.start, sc_core::sc_time_stamp());
       if (data_options_.enabled) run->data = data_plane(*run, planned, r.trace->file, node);

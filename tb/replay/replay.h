@@ -46,6 +46,7 @@ struct CollectiveResult {
   sc_core::sc_time start;  // first rank issued it
   sc_core::sc_time end;    // last rank finished it
   int finished_ranks = 0;
+  double ideal_ns = 0;  // every dimension busy all along (tb/report/utilisation.h)
 };
 
 // `run --data`: collectives carry real values and every rank's result is checked

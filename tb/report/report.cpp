@@ -133,6 +133,8 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"duration_ns", duration},
                      {"algbw_gbps", bw.first},
                      {"busbw_gbps", bw.second},
+                     {"ideal_ns", c.ideal_ns},
+                     {"bw_utilization", duration > 0 ? c.ideal_ns / duration : 0.0},
                      {"finished_ranks", c.finished_ranks}});
   }
   if (!info.stall.empty()) r["stall"] = info.stall;

@@ -58,9 +58,10 @@ void write_tables(const nlohmann::json& r, const std::string& dir) {
   write_csv(dir + "/links.csv", links,
             {"id", "src", "dst", "attach", "bandwidth_gbps", "latency_cycles", "units", "bytes",
              "busy_ns", "busy_cycles", "busy_fraction", "stall_ns", "stall_cycles"});
-  write_csv(dir + "/collectives.csv", r["collectives"],
-            {"name", "kind", "algorithm", "group", "ranks", "bytes", "start_ns", "end_ns",
-             "duration_ns", "algbw_gbps", "busbw_gbps", "finished_ranks"});
+  write_csv(
+      dir + "/collectives.csv", r["collectives"],
+      {"name", "kind", "algorithm", "group", "ranks", "bytes", "start_ns", "end_ns", "duration_ns",
+       "algbw_gbps", "busbw_gbps", "ideal_ns", "bw_utilization", "finished_ranks"});
 }
 
 }  // namespace wafersim::tb
