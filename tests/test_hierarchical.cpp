@@ -104,7 +104,7 @@ TEST(Themis, KeepsTheDefaultOrderBelowAChunkOverSixteen) {
 // ready just then) to chunk 3's reduce-scatter.
 TEST(Themis, SmallestChunkFirstServesSmallPhasesBeforeLargeOnes) {
   HierarchicalRequest q;
-  q.dims = {{2, Algorithm::Ring, 1}, {4, Algorithm::Ring, 1}};
+  q.dims = {{2, Algorithm::HalvingDoubling, 1}, {4, Algorithm::HalvingDoubling, 1}};
   q.bytes = 4 * 8192;
   q.splits = 4;
   q.order = DimensionOrder::Ascending;

@@ -46,6 +46,10 @@ double phase_traffic(const Phase& p, int n) {
 
 }  // namespace
 
+int lanes(const DimensionGroup& d) {
+  return d.algorithm == Algorithm::Ring && d.size > 2 ? 2 : 1;
+}
+
 std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vector<double>& loads,
                               uint64_t chunk_bytes) {
   const int count = static_cast<int>(dims.size());
@@ -118,22 +122,28 @@ Schedule schedule_all_reduce(const HierarchicalRequest& q) {
     int chunk;
     int phase;
   };
-  std::vector<std::vector<Waiting>> queue(count);
-  std::vector<double> free_at(count, 0.0);
+  // One server per dimension and lane (a ring's two directions, each with half the bandwidth).
+  std::vector<int> first_server(count + 1, 0);
+  for (int d = 0; d < count; ++d) first_server[d + 1] = first_server[d] + lanes(q.dims[d]);
+  const int servers = first_server[count];
+  auto server_of = [&](int d, int c) { return first_server[d] + c % lanes(q.dims[d]); };
+  std::vector<std::vector<Waiting>> queue(servers);
+  std::vector<double> free_at(servers, 0.0);
   for (int c = 0; c < q.splits; ++c)
-    if (!schedule.chunks[c].empty()) queue[schedule.chunks[c][0].dim].push_back({0.0, c, 0});
+    if (!schedule.chunks[c].empty())
+      queue[server_of(schedule.chunks[c][0].dim, c)].push_back({0.0, c, 0});
   for (;;) {
-    int dim = -1;
+    int server = -1;
     double start = std::numeric_limits<double>::infinity();
-    for (int d = 0; d < count; ++d) {
-      if (queue[d].empty()) continue;
+    for (int k = 0; k < servers; ++k) {
+      if (queue[k].empty()) continue;
       double first_ready = std::numeric_limits<double>::infinity();
-      for (const Waiting& w : queue[d]) first_ready = std::min(first_ready, w.ready);
-      const double t = std::max(free_at[d], first_ready);
-      if (t < start) start = t, dim = d;
+      for (const Waiting& w : queue[k]) first_ready = std::min(first_ready, w.ready);
+      const double t = std::max(free_at[k], first_ready);
+      if (t < start) start = t, server = k;
     }
-    if (dim < 0) break;
-    auto& waiting = queue[dim];
+    if (server < 0) break;
+    auto& waiting = queue[server];
     auto better = [&](const Waiting& a, const Waiting& b) {
       if (q.policy == QueuePolicy::SmallestChunkFirst) {
         const uint64_t sa = schedule.chunks[a.chunk][a.phase].bytes;
@@ -149,11 +159,14 @@ Schedule schedule_all_reduce(const HierarchicalRequest& q) {
     const Waiting w = *pick;
     waiting.erase(pick);
     const Phase& p = schedule.chunks[w.chunk][w.phase];
-    const double end = start + phase_traffic(p, q.dims[dim].size) / bytes_per_second(q.dims[dim]);
-    free_at[dim] = end;
-    schedule.served[dim].push_back({w.chunk, w.phase});
-    if (w.phase + 1 < static_cast<int>(schedule.chunks[w.chunk].size()))
-      queue[schedule.chunks[w.chunk][w.phase + 1].dim].push_back({end, w.chunk, w.phase + 1});
+    const DimensionGroup& dim = q.dims[p.dim];
+    const double end = start + phase_traffic(p, dim.size) / (bytes_per_second(dim) / lanes(dim));
+    free_at[server] = end;
+    schedule.served[p.dim].push_back({w.chunk, w.phase});
+    if (w.phase + 1 < static_cast<int>(schedule.chunks[w.chunk].size())) {
+      const int next_dim = schedule.chunks[w.chunk][w.phase + 1].dim;
+      queue[server_of(next_dim, w.chunk)].push_back({end, w.chunk, w.phase + 1});
+    }
   }
   return schedule;
 }
@@ -198,9 +211,7 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
   // A ring dimension runs odd chunks the other way round (ASTRA-sim's queues alternate directions
   // too), so both directions of its links carry traffic. A rank's place in a phase's group: its
   // coordinate, counted from the other end on a reversed ring.
-  auto reversed = [&](size_t c, int d) {
-    return q.dims[d].algorithm == Algorithm::Ring && q.dims[d].size > 2 && c % 2 == 1;
-  };
+  auto reversed = [&](size_t c, int d) { return lanes(q.dims[d]) == 2 && c % 2 == 1; };
   auto place = [&](int r, int d, size_t c) {
     return reversed(c, d) ? q.dims[d].size - 1 - coordinate(r, d) : coordinate(r, d);
   };
@@ -228,6 +239,9 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
   // predecessors (its chunk's previous phase, the phase `active_chunks` ahead of it in its
   // dimension) are written before it.
   std::vector<size_t> next(count, 0);
+  // Per dimension and lane, the phases written so far, in service order.
+  std::vector<std::vector<std::vector<std::pair<int, int>>>> served_in_lane(count);
+  for (int d = 0; d < count; ++d) served_in_lane[d].resize(lanes(q.dims[d]));
   size_t written = 0, total = 0;
   for (const auto& phases : schedule.chunks) total += phases.size();
   while (written < total) {
@@ -240,13 +254,16 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
         const int n = q.dims[d].size;
         // This phase's waits, per rank: its chunk's previous phase, and the phase `active_chunks`
         // places ahead in this dimension's order.
-        const int ahead = q.active_chunks > 0 ? static_cast<int>(next[d]) - q.active_chunks : -1;
+        // (On a ring, among the phases of its direction.)
+        auto& lane = served_in_lane[d][c % lanes(q.dims[d])];
+        const int ahead =
+            q.active_chunks > 0 ? static_cast<int>(lane.size()) - q.active_chunks : -1;
         std::vector<int64_t> gates(ranks, -1);
         for (int r = 0; r < ranks; ++r) {
           std::vector<uint32_t> waits;
           if (p > 0) waits.push_back(static_cast<uint32_t>(ends[c][p - 1][r]));
           if (ahead >= 0) {
-            const auto [ac, ap] = schedule.served[d][ahead];
+            const auto [ac, ap] = lane[ahead];
             waits.push_back(static_cast<uint32_t>(ends[ac][ap][r]));
           }
           if (waits.size() == 1)
@@ -301,6 +318,7 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
           if (gates[r] >= 0 && sinks.empty()) sinks.push_back(static_cast<uint32_t>(gates[r]));
           ends[c][p][r] = rp.add({OpKind::Nop, -1, 0, 0}, sinks);
         }
+        lane.push_back({static_cast<int>(c), p});
         ++next[d];
         ++written;
         progressed = true;

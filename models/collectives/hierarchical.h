@@ -7,8 +7,11 @@
 // plan is built, from the load model Themis itself uses (bytes over per-NPU bandwidth per
 // dimension), and written into the plan as dependencies: the plan stays data, checked by the
 // symbolic executor and runnable in data mode, and every rank agrees on the order by construction.
-// On a Ring dimension, odd chunks go round the other way, so a unidirectional ring algorithm
-// still uses both directions of the links (DimensionGroup::bandwidth_gbps counts both).
+// On a Ring dimension (ring algorithm, more than 2 NPUs), odd chunks go round the other way, so a
+// unidirectional ring algorithm still uses both directions of the links
+// (DimensionGroup::bandwidth_gbps counts both): the dimension has two lanes, one per direction,
+// each serving its chunks at half the bandwidth with its own limit of chunks in flight (as
+// ASTRA-sim's queues alternate directions).
 #include <cstdint>
 #include <vector>
 
@@ -65,6 +68,10 @@ struct Schedule {
   // Per dimension, the (chunk, phase index) pairs in the order it serves them.
   std::vector<std::vector<std::pair<int, int>>> served;
 };
+
+// How many lanes a dimension serves chunk phases on at once: 2 on a ring of more than 2 NPUs
+// running the ring algorithm (one per direction; chunk c takes lane c % 2), else 1.
+int lanes(const DimensionGroup& d);
 
 // Themis's choice for one chunk of `chunk_bytes`: the reduce-scatter's dimension order, given the
 // load of each dimension so far (seconds of traffic at its bandwidth), which it then adds the
