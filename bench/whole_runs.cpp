@@ -1,21 +1,29 @@
 // Whole-run timings of the issues' speed cases, printed as figures (docs/performance.md). Each case
 // runs `wafersim` as a child process (SystemC elaborates once per process) and reads its report
 // and its peak RSS and CPU time.
-// Usage: wafersim_bench [path/to/wafersim] [all | collectives | traffic | waves | import | data]
+// Usage: wafersim_bench [path/to/wafersim]
+//                       [all | collectives | traffic | waves | import | data | synth | multidim |
+//                        themis]
+// `themis` (the whole Themis study, about half an hour on 2 cores) is not part of `all`.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "models/collectives/msccl.h"
 #include "models/collectives/symbolic.h"
 #include "models/tacos/tacos.h"
+#include "models/topology/topology.h"
 #include "tb/chakra/generator.h"
 #include "tb/collectives/msccl_xml.h"
 
@@ -28,10 +36,11 @@ struct Figures {
   nlohmann::json report;
 };
 
-// Runs `wafersim <command> --quiet --out OUT ARGS` and reads OUT/<report>.
+// Runs `wafersim <command> [--quiet] --out OUT ARGS` and reads OUT/<report> (if JSON).
 Figures run(const std::string& wafersim, const std::string& command, const std::string& args,
-            const std::string& out, const std::string& report = "report.json") {
-  std::string cmd = wafersim + " " + command + " --quiet --out " + out + " " + args;
+            const std::string& out, const std::string& report = "report.json", bool quiet = true) {
+  std::string cmd =
+      wafersim + " " + command + (quiet ? " --quiet" : "") + " --out " + out + " " + args;
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid == 0) {
@@ -44,9 +53,13 @@ Figures run(const std::string& wafersim, const std::string& command, const std::
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   double cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
                usage.ru_stime.tv_usec / 1e6;
-  Figures f{wall, cpu, usage.ru_maxrss / 1024.0, {}};
+  Figures f{wall, cpu, usage.ru_maxrss / 1024.0, nlohmann::json::object()};
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "wafersim_bench: '%s' failed (status %d)\n", cmd.c_str(), status);
+    std::exit(1);
+  }
   std::ifstream in(out + "/" + report);
-  if (in) in >> f.report;
+  if (in && report.size() > 5 && report.compare(report.size() - 5, 5, ".json") == 0) in >> f.report;
   return f;
 }
 
@@ -205,6 +218,93 @@ void data(const std::string& wafersim, const std::string& dir) {
       run(wafersim, "run", base + " --data --data-type bf16 --data-elements 1024", dir + "/d2"));
 }
 
+// A 4,096-NPU platform of three dimensions, Ring 16 x FullyConnected 16 x Switch 16: the topology
+// graph built in this process, then a whole run (SystemC elaboration of every NPU, NIC, router and
+// switch) of a small all-reduce as a child process.
+void multidim(const std::string& wafersim, const std::string& dir) {
+  namespace topo = wafersim::topology;
+  topo::NetworkSpec spec;
+  spec.shape = topo::Shape::Dimensions;
+  spec.dims = {{topo::Shape::Ring, 16, 100, 1, 1},
+               {topo::Shape::FullyConnected, 16, 25, 1, 1},
+               {topo::Shape::Switch, 16, 50, 1, 1}};
+  struct rusage before {};
+  getrusage(RUSAGE_SELF, &before);
+  const auto t0 = std::chrono::steady_clock::now();
+  const topo::Topology t = topo::Topology::build(spec);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  struct rusage after {};
+  getrusage(RUSAGE_SELF, &after);
+  std::printf("%-62s wall %7.3f s  peak RSS growth %6.1f MB  (%zu nodes, %zu links)\n",
+              "4096-NPU R16 x FC16 x SW16 topology graph", seconds,
+              (after.ru_maxrss - before.ru_maxrss) / 1024.0, t.nodes().size(), t.links().size());
+
+  wafersim::chakra::MicrobenchmarkSpec ar;
+  ar.ranks = 4096;
+  ar.bytes = 16ull << 20;
+  wafersim::chakra::write_microbenchmark(dir + "/md/ar", ar);
+  print_run(
+      "  whole run: 16 MiB hierarchical all-reduce, message",
+      run(wafersim, "run",
+          "--platform configs/ring4x8_2d.yaml --fidelity message "
+          "--set network.dimensions.0.npus=16 network.dimensions.1.npus=16 "
+          "network.dimensions.1.shape=fully_connected network.dimensions.1.link_bandwidth_gbps=25 "
+          "network.dimensions.2.shape=switch network.dimensions.2.npus=16 "
+          "network.dimensions.2.link_bandwidth_gbps=50 "
+          "collectives.all_reduce=ring,direct,halving_doubling --workload " +
+              dir + "/md/ar",
+          dir + "/md/out"));
+}
+
+// The whole Themis study (configs/studies/themis_allreduce.yaml): 270 runs of 1,024 NPUs, two at a
+// time; then the mean bandwidth utilisation per topology and scheduler from its results.csv.
+void themis(const std::string& wafersim, const std::string& dir) {
+  const std::string out = dir + "/themis";
+  const Figures f = run(wafersim, "study", "configs/studies/themis_allreduce.yaml -j 2", out,
+                        "results.csv", false);
+  std::printf("%-62s wall %7.1f s  CPU %7.1f s\n", "Themis study, 270 runs of 1,024 NPUs, -j 2",
+              f.wall_s, f.cpu_s);
+  std::ifstream csv(out + "/results.csv");
+  std::string line;
+  std::getline(csv, line);
+  std::vector<std::string> header;
+  std::stringstream hs(line);
+  for (std::string c; std::getline(hs, c, ',');) header.push_back(c);
+  auto column = [&](const std::string& name) {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return i;
+    return header.size();
+  };
+  const size_t topology = column("topology"), scheduler = column("scheduler"),
+               utilisation = column("bw_utilization"), wall = column("wall_seconds");
+  std::map<std::pair<std::string, std::string>, std::vector<double>> by;
+  std::map<std::string, std::vector<double>> by_scheduler;
+  double run_seconds = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) cells.push_back(c);
+    if (cells.size() <= std::max(utilisation, wall) || cells[utilisation].empty()) continue;
+    const double u = std::stod(cells[utilisation]);
+    by[{cells[topology], cells[scheduler]}].push_back(u);
+    by_scheduler[cells[scheduler]].push_back(u);
+    run_seconds += std::stod(cells[wall]);
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / v.size();
+  };
+  for (const auto& [key, values] : by)
+    std::printf("  %-30s %-12s mean bw_utilization %.3f over %zu sizes\n", key.first.c_str(),
+                key.second.c_str(), mean(values), values.size());
+  for (const auto& [name, values] : by_scheduler)
+    std::printf("  all topologies %-15s mean bw_utilization %.3f over %zu runs\n", name.c_str(),
+                mean(values), values.size());
+  std::printf("  sum of the runs' own wall times %.1f s\n", run_seconds);
+}
+
 }  // namespace
 
 // libsystemc (linked through the testbench library) references sc_main; the bench never elaborates.
@@ -222,5 +322,7 @@ int main(int argc, char** argv) {
   if (which == "all" || which == "import") import(dir);
   if (which == "all" || which == "data") data(wafersim, dir);
   if (which == "all" || which == "synth") synth();
+  if (which == "all" || which == "multidim") multidim(wafersim, dir);
+  if (which == "themis") themis(wafersim, dir);
   return 0;
 }

@@ -51,35 +51,37 @@ TEST(Hierarchical, SendsTheTrafficOfTheFormula) {
 }
 
 // Themis on three dimensions of bandwidths 100, 50 and 25 GB/s, each of 2 NPUs, chunks of 1 MB.
-// Chunk 0: all loads 0, the gap is nothing, ascending (0, 1, 2); it adds 0.5 MB / 100 GB/s = 5 us
-// to dim 0, 0.25 MB / 50 = 5 us to dim 1, 0.125 MB / 25 = 5 us to dim 2. Chunk 1: equal loads,
-// ascending again. So the loads stay equal and the order stays ascending.
-// With bandwidths 25, 50, 100 instead: chunk 0 ascending adds 20 us to dim 0, 5 us to dim 1,
-// 1.25 us to dim 2. Chunk 1: least loaded first: dim 2 (1.25), dim 1 (5), dim 0 (20); the gap of
-// 18.75 us lets dim 2 move 18.75 us x 100 GB/s / (1/2) = 3.75 MB >= 1 MB / 16: order (2, 1, 0).
+// A dimension's load counts the chunk's reduce-scatter and its all-gather (as much again).
+// Chunk 0: all loads 0, the gap is nothing, ascending (0, 1, 2); it adds 2 x 0.5 MB / 100 GB/s =
+// 10 us to dim 0, 2 x 0.25 MB / 50 = 10 us to dim 1, 2 x 0.125 MB / 25 = 10 us to dim 2. Chunk 1:
+// equal loads, ascending again. So the loads stay equal and the order stays ascending.
+// With bandwidths 25, 50, 100 instead: chunk 0 ascending adds 40 us to dim 0, 10 us to dim 1,
+// 2.5 us to dim 2. Chunk 1: least loaded first: dim 2 (2.5), dim 1 (10), dim 0 (40); the gap of
+// 37.5 us lets dim 2 move 37.5 us x 100 GB/s / (1/2) = 7.5 MB >= 1 MB / 16: order (2, 1, 0).
 TEST(Themis, OrdersLeastLoadedFirstAboveTheThreshold) {
   const uint64_t mb = 1000000;
   {
     Dims dims = {{2, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}, {2, Algorithm::Ring, 25}};
     std::vector<double> loads(3, 0.0);
     EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{0, 1, 2}));
-    EXPECT_NEAR(loads[0], 5e-6, 1e-12);
-    EXPECT_NEAR(loads[1], 5e-6, 1e-12);
-    EXPECT_NEAR(loads[2], 5e-6, 1e-12);
+    EXPECT_NEAR(loads[0], 10e-6, 1e-12);
+    EXPECT_NEAR(loads[1], 10e-6, 1e-12);
+    EXPECT_NEAR(loads[2], 10e-6, 1e-12);
     EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{0, 1, 2}));
   }
   {
     Dims dims = {{2, Algorithm::Ring, 25}, {2, Algorithm::Ring, 50}, {2, Algorithm::Ring, 100}};
     std::vector<double> loads(3, 0.0);
     EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{0, 1, 2}));
-    EXPECT_NEAR(loads[0], 20e-6, 1e-12);
-    EXPECT_NEAR(loads[1], 5e-6, 1e-12);
-    EXPECT_NEAR(loads[2], 1.25e-6, 1e-12);
-    EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{2, 1, 0}));
-    // Chunk 1 went 2, 1, 0: dim 2 took 0.5 MB (5 us), dim 1 0.25 MB (5 us), dim 0 0.125 MB (5 us).
-    EXPECT_NEAR(loads[0], 25e-6, 1e-12);
+    EXPECT_NEAR(loads[0], 40e-6, 1e-12);
     EXPECT_NEAR(loads[1], 10e-6, 1e-12);
-    EXPECT_NEAR(loads[2], 6.25e-6, 1e-12);
+    EXPECT_NEAR(loads[2], 2.5e-6, 1e-12);
+    EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{2, 1, 0}));
+    // Chunk 1 went 2, 1, 0: dim 2 took 2 x 0.5 MB (10 us), dim 1 2 x 0.25 MB (10 us), dim 0
+    // 2 x 0.125 MB (10 us).
+    EXPECT_NEAR(loads[0], 50e-6, 1e-12);
+    EXPECT_NEAR(loads[1], 20e-6, 1e-12);
+    EXPECT_NEAR(loads[2], 12.5e-6, 1e-12);
   }
 }
 
@@ -143,7 +145,19 @@ TEST(Hierarchical, RefusesHalvingDoublingOnAGroupThatIsNotAPowerOfTwo) {
   HierarchicalRequest q;
   q.dims = {{2, Algorithm::Ring, 1}, {3, Algorithm::HalvingDoubling, 1}};
   q.bytes = 1 << 20;
+  try {
+    build_hierarchical_all_reduce(q);
+    ADD_FAILURE() << "halving-doubling on 3 NPUs was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("dimension 1 (3 NPUs): halving_doubling"),
+              std::string::npos)
+        << e.what();
+  }
+  // A tree has no reduce-scatter phase to give; it serves when each dimension all-reduces whole.
+  q.dims = {{2, Algorithm::Ring, 1}, {4, Algorithm::DoubleBinaryTree, 1}};
   EXPECT_THROW(build_hierarchical_all_reduce(q), std::invalid_argument);
+  q.order = DimensionOrder::AllReduceEach;
+  EXPECT_EQ(check_plan(build_hierarchical_all_reduce(q), Collective::AllReduce), "");
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tb/chakra/generator.h"
 #include "tests/testing.h"
@@ -83,4 +86,75 @@ TEST(Study, ResultsKeepTheReportsNumbersExactly) {
   const std::string makespan = fmt::format("{}", report["makespan_ns"].get<double>());
   EXPECT_NE(row.find("," + makespan + ","), std::string::npos) << row << " vs " << makespan;
   EXPECT_EQ(std::stod(makespan), report["makespan_ns"].get<double>());
+}
+
+// A study that writes its own workload (base.generate) and names its columns freely: each grid
+// value is a mapping whose `value` is the column's text and whose other keys are run options.
+// bw_utilization is the mean over the run's collectives of ideal / measured time.
+TEST(Study, GeneratedWorkloadNamedValuesAndUtilisation) {
+  std::string dir = wafersim::testing::temp_dir("study");
+  std::ofstream(dir + "/s.yaml") << "base:\n  platform: " << source("configs/ring_8npus.yaml")
+                                 << "\n  generate: {collective: all_reduce, ranks: 8, bytes: 1}\n"
+                                 << "grid:\n  variant:\n"
+                                 << "    - {value: slow, set: [network.link_bandwidth_gbps=25]}\n"
+                                 << "    - {value: fast, network.link_bandwidth_gbps: 100}\n"
+                                 << "  size_bytes:\n    - {value: 1048576, size-unit: 1048576}\n";
+  auto r = wafersim::testing::wafersim("study " + dir + "/s.yaml --out " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::ifstream(dir + "/out/workload/microbenchmark.7.et").good());
+  std::ifstream csv(dir + "/out/results.csv");
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(csv, line);) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    rows.push_back(cells);
+  }
+  ASSERT_EQ(rows.size(), 3u);
+  auto col = [&](const std::string& name) {
+    auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    EXPECT_NE(it, rows[0].end()) << name;
+    return it - rows[0].begin();
+  };
+  EXPECT_EQ(rows[0][1], "variant");
+  EXPECT_EQ(rows[0][2], "size_bytes");
+  EXPECT_EQ(rows[1][1], "slow");
+  EXPECT_EQ(rows[2][1], "fast");
+  // Ideal all-reduce on a ring of 8: 2 S (n-1)/n over the NPU's two links.
+  for (size_t i = 1; i <= 2; ++i) {
+    const double link_gbps = i == 1 ? 25 : 100;
+    const double ideal_ns = 2.0 * 1048576 * 7 / 8 / (2 * link_gbps);
+    const double makespan = std::stod(rows[i][col("makespan_ns")]);
+    const double utilisation = std::stod(rows[i][col("bw_utilization")]);
+    EXPECT_GT(utilisation, 0.0);
+    EXPECT_LE(utilisation, 1.0);
+    EXPECT_NEAR(utilisation * makespan, ideal_ns, 0.01 * ideal_ns) << rows[i][1];
+  }
+}
+
+TEST(Study, BadGenerateAndNamedValuesAreInputErrors) {
+  std::string dir = wafersim::testing::temp_dir("study");
+  const std::string platform = source("configs/ring_8npus.yaml");
+  struct Case {
+    std::string yaml, message;
+  };
+  const std::vector<Case> cases = {
+      {"base:\n  generate: {collective: all_reduce, ranks: 0}\ngrid:\n  fidelity: [packet]\n",
+       "key 'base.generate.ranks': '0' is not a whole number in [1, 4096]"},
+      {"base:\n  generate: {collective: allreduce}\ngrid:\n  fidelity: [packet]\n",
+       "key 'base.generate.collective'"},
+      {"base:\n  generate: {ranks: 8, size: 3}\ngrid:\n  fidelity: [packet]\n",
+       "key 'base.generate.size': unknown key"},
+      {"base:\n  workload: x\n  generate: {ranks: 8}\ngrid:\n  fidelity: [packet]\n",
+       "give either base.workload or base.generate"},
+      {"grid:\n  variant: [{platform: p.yaml}]\n", "needs 'value:'"},
+      {"grid:\n  variant: [slow]\n", "a grid column of another name takes its values as mappings"},
+  };
+  for (const auto& c : cases) {
+    std::ofstream(dir + "/s.yaml") << c.yaml;
+    auto r = wafersim::testing::wafersim("study " + dir + "/s.yaml --out " + dir + "/out");
+    EXPECT_NE(r.exit_code, 0) << c.yaml;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.yaml << "\n" << r.err;
+    EXPECT_NE(r.err.find("s.yaml"), std::string::npos) << r.err;
+  }
 }

@@ -79,7 +79,8 @@ std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vect
   for (int d : order) {
     const int n = dims[d].size;
     if (n <= 1) continue;
-    loads[d] += s * (n - 1) / n / bytes_per_second(dims[d]);
+    // Its reduce-scatter sends s (n - 1) / n, its all-gather (from s / n) as much again.
+    loads[d] += 2 * s * (n - 1) / n / bytes_per_second(dims[d]);
     s /= n;
   }
   return order;
@@ -186,6 +187,27 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
     span = std::max(span, 2 * d.size + 80);
   }
   if (ranks > 16384) throw std::invalid_argument("at most 16384 ranks per collective");
+  // Each dimension's algorithm must serve the phases it will run, on its group's size: said here,
+  // naming the dimension, rather than from deep inside the first phase that fails.
+  for (size_t d = 0; d < q.dims.size(); ++d) {
+    const std::vector<Collective> kinds =
+        q.order == DimensionOrder::AllReduceEach
+            ? std::vector<Collective>{Collective::AllReduce}
+            : std::vector<Collective>{Collective::ReduceScatter, Collective::AllGather};
+    for (Collective kind : kinds) {
+      CollectiveRequest probe;
+      probe.collective = kind;
+      probe.algorithm = q.dims[d].algorithm;
+      probe.ranks = q.dims[d].size;
+      probe.bytes = static_cast<uint64_t>(q.dims[d].size);
+      try {
+        if (probe.ranks > 1) build_plan(probe);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("dimension " + std::to_string(d) + " (" +
+                                    std::to_string(q.dims[d].size) + " NPUs): " + e.what());
+      }
+    }
+  }
   HierarchicalRequest request = q;
   // Every block of every chunk holds a byte at least.
   request.splits = static_cast<int>(
@@ -224,17 +246,6 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
   std::vector<std::vector<std::vector<int64_t>>> ends(schedule.chunks.size());
   for (size_t c = 0; c < schedule.chunks.size(); ++c)
     ends[c].assign(schedule.chunks[c].size(), std::vector<int64_t>(ranks, -1));
-  // Per dimension: where each (chunk, phase) stands in its service order.
-  std::vector<std::vector<std::vector<int>>> position(count);
-  for (int d = 0; d < count; ++d) {
-    position[d].resize(schedule.chunks.size());
-    for (size_t c = 0; c < schedule.chunks.size(); ++c)
-      position[d][c].assign(schedule.chunks[c].size(), -1);
-    for (size_t k = 0; k < schedule.served[d].size(); ++k) {
-      const auto [c, p] = schedule.served[d][k];
-      position[d][c][p] = static_cast<int>(k);
-    }
-  }
   // Phases are written in each dimension's service order, interleaved so that every phase's
   // predecessors (its chunk's previous phase, the phase `active_chunks` ahead of it in its
   // dimension) are written before it.

@@ -81,6 +81,7 @@ std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vect
 
 // The chunks' phases and each dimension's service order, from the load model: a dimension serves
 // one phase at a time at its bandwidth, in the order the policy picks among the phases ready.
+// Themis's loads count a phase's reduce-scatter and its all-gather (PAPERS.md section 2).
 Schedule schedule_all_reduce(const HierarchicalRequest& q);
 
 // The all-reduce's plan over the product of the dimensions' sizes (throws std::invalid_argument

@@ -48,13 +48,103 @@ void add_value(std::vector<std::string>& args, const std::string& file, const st
     throw InputError(
         file, "key '" + key + "'",
         "not a run option (platform, workload, fidelity, size-unit, deps, comm-groups, "
-        "astra-network, astra-system) nor a platform key section.key");
+        "astra-network, astra-system) nor a platform key section.key; a grid column of "
+        "another name takes its values as mappings {value: NAME, <options>}");
   }
 }
 
 std::string scalar(const YAML::Node& n, const std::string& file, const std::string& key) {
   if (!n.IsScalar()) throw InputError(file, "key '" + key + "'", "expected a single value");
   return n.Scalar();
+}
+
+uint64_t whole_number(const YAML::Node& n, const std::string& file, const std::string& key,
+                      uint64_t lo, uint64_t hi) {
+  std::string text = scalar(n, file, key);
+  size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    if (!text.empty() && text[0] != '-') v = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || v < lo || v > hi)
+    throw InputError(file, "key '" + key + "'",
+                     fmt::format("'{}' is not a whole number in [{}, {}]", text, lo, hi));
+  return v;
+}
+
+// base.generate: {collective, bytes, ranks, iterations, compute_us}, the options of
+// `wafersim generate`.
+chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string& file) {
+  if (!n.IsMap())
+    throw InputError(file, "base.generate",
+                     "expected a mapping: collective, bytes, ranks, iterations, compute_us");
+  chakra::MicrobenchmarkSpec spec;
+  for (const auto& e : n) {
+    const std::string key = e.first.Scalar(), where = "base.generate." + key;
+    if (key == "collective") {
+      try {
+        spec.collective = chakra::collective_from_string(scalar(e.second, file, where));
+      } catch (const std::invalid_argument& ex) {
+        throw InputError(file, "key '" + where + "'", ex.what());
+      }
+    } else if (key == "bytes") {
+      spec.bytes = whole_number(e.second, file, where, 1, 1ull << 50);
+    } else if (key == "ranks") {
+      spec.ranks = static_cast<int>(whole_number(e.second, file, where, 1, 4096));
+    } else if (key == "iterations") {
+      spec.iterations = static_cast<int>(whole_number(e.second, file, where, 1, 1000000));
+    } else if (key == "compute_us") {
+      spec.compute_micros = whole_number(e.second, file, where, 0, 1ull << 44);
+    } else {
+      throw InputError(file, "key '" + where + "'",
+                       "unknown key (expected collective, bytes, ranks, iterations, compute_us)");
+    }
+  }
+  return spec;
+}
+
+// Run options from a mapping: run options, platform keys and `set: [key=value, ...]`. `skip` names
+// a key that is not an option (a grid value's `value`).
+void add_options(std::vector<std::string>& args, const YAML::Node& map, const std::string& file,
+                 const std::string& skip = "") {
+  for (const auto& e : map) {
+    std::string key = e.first.Scalar();
+    if (key == skip) continue;
+    if (key == "set") {
+      if (!e.second.IsSequence())
+        throw InputError(file, "key 'set'", "expected a list of section.key=value");
+      for (const auto& s : e.second) {
+        args.push_back("--set");
+        args.push_back(scalar(s, file, "set"));
+      }
+      continue;
+    }
+    add_value(args, file, key, scalar(e.second, file, key));
+  }
+}
+
+struct Row {
+  std::map<std::string, std::string> values;
+  std::vector<std::string> args;
+};
+
+// One grid value: a scalar sets the key itself; a mapping {value: NAME, <options>} shows NAME in
+// the column and applies its options, so one column can switch platform and settings together.
+Row grid_value(const std::string& key, const YAML::Node& v, const std::string& file) {
+  Row r;
+  if (v.IsMap()) {
+    if (!v["value"])
+      throw InputError(file, "grid key '" + key + "'",
+                       "a value given as a mapping needs 'value:' (the text of its column)");
+    r.values[key] = scalar(v["value"], file, key + ".value");
+    add_options(r.args, v, file, "value");
+  } else {
+    r.values[key] = scalar(v, file, key);
+    add_value(r.args, file, key, r.values[key]);
+  }
+  return r;
 }
 
 }  // namespace
@@ -72,19 +162,14 @@ Study load_study(const std::string& path) {
   study.name = root["name"] ? scalar(root["name"], path, "name") : fs::path(path).stem().string();
   if (root["base"]) {
     if (!root["base"].IsMap()) throw InputError(path, "base", "expected a mapping of run options");
-    for (const auto& e : root["base"]) {
-      std::string key = e.first.Scalar();
-      if (key == "set" && e.second.IsSequence()) {
-        for (const auto& s : e.second) {
-          base.push_back("--set");
-          base.push_back(scalar(s, path, "set"));
-        }
-        continue;
-      }
-      add_value(base, path, key, scalar(e.second, path, key));
+    if (root["base"]["generate"]) {
+      if (root["base"]["workload"])
+        throw InputError(path, "base.generate", "give either base.workload or base.generate");
+      study.generate = load_generate(root["base"]["generate"], path);
     }
+    add_options(base, root["base"], path, "generate");
   }
-  std::vector<std::map<std::string, std::string>> rows;
+  std::vector<Row> rows;
   if (root["grid"]) {
     if (!root["grid"].IsMap())
       throw InputError(path, "grid", "expected a mapping of keys to lists of values");
@@ -96,11 +181,13 @@ Study load_study(const std::string& path) {
       study.columns.push_back(key);
       if (rows.size() * e.second.size() > kMaxRuns)
         throw InputError(path, "grid", "more than " + std::to_string(kMaxRuns) + " runs");
-      std::vector<std::map<std::string, std::string>> next;
+      std::vector<Row> values, next;
+      for (const auto& v : e.second) values.push_back(grid_value(key, v, path));
       for (const auto& row : rows)
-        for (const auto& v : e.second) {
-          auto r = row;
-          r[key] = scalar(v, path, key);
+        for (const auto& value : values) {
+          Row r = row;
+          r.values.insert(value.values.begin(), value.values.end());
+          r.args.insert(r.args.end(), value.args.begin(), value.args.end());
           next.push_back(r);
         }
       rows = next;
@@ -110,12 +197,13 @@ Study load_study(const std::string& path) {
     if (!root["runs"].IsSequence()) throw InputError(path, "runs", "expected a list of mappings");
     for (const auto& run : root["runs"]) {
       if (!run.IsMap()) throw InputError(path, "runs", "each run is a mapping of keys to values");
-      std::map<std::string, std::string> r;
+      Row r;
       for (const auto& e : run) {
         std::string key = e.first.Scalar();
         if (std::find(study.columns.begin(), study.columns.end(), key) == study.columns.end())
           study.columns.push_back(key);
-        r[key] = scalar(e.second, path, key);
+        r.values[key] = scalar(e.second, path, key);
+        add_value(r.args, path, key, r.values[key]);
       }
       rows.push_back(r);
     }
@@ -129,9 +217,9 @@ Study load_study(const std::string& path) {
     std::ostringstream id;
     id << "run" << std::setw(3) << std::setfill('0') << i++;
     run.id = id.str();
-    run.values = row;
+    run.values = row.values;
     run.args = base;
-    for (const auto& [k, v] : row) add_value(run.args, path, k, v);
+    run.args.insert(run.args.end(), row.args.begin(), row.args.end());
     study.runs.push_back(run);
   }
   return study;
@@ -143,10 +231,17 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
   fs::create_directories(out_dir, ec);
   if (ec || !fs::is_directory(out_dir))
     throw InputError(out_dir, "--out", "cannot make this folder" + (ec ? ": " + ec.message() : ""));
+  std::vector<std::string> workload;
+  if (study.generate) {
+    const std::string prefix = out_dir + "/workload/microbenchmark";
+    chakra::write_microbenchmark(prefix, *study.generate);
+    workload = {"--workload", prefix};
+  }
   std::vector<ChildJob> children;
   for (const StudyRun& run : study.runs) {
     std::string dir = out_dir + "/" + run.id;
     ChildJob job{{"run", "--quiet", "--out", dir}, dir};
+    job.args.insert(job.args.end(), workload.begin(), workload.end());
     job.args.insert(job.args.end(), run.args.begin(), run.args.end());
     children.push_back(job);
   }
@@ -159,7 +254,7 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
   csv << "run";
   for (const auto& c : study.columns) csv << "," << csv_escape(c);
   csv << ",status,exit_code,makespan_ns,makespan_cycles,simulated_ns,mean_exposed_comm_ns,"
-         "max_link_busy_fraction,wall_seconds,events,error\n";
+         "max_link_busy_fraction,bw_utilization,wall_seconds,events,error\n";
   int failed = 0, not_run = 0;
   for (size_t i = 0; i < study.runs.size(); ++i) {
     const StudyRun& run = study.runs[i];
@@ -171,7 +266,7 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
     }
     if (exit_codes[i] == kNotRun) {
       ++not_run;
-      csv << ",not run,,,,,,,,,\n";
+      csv << ",not run,,,,,,,,,,\n";
       continue;
     }
     std::ifstream rf(dir + "/report.json");
@@ -188,17 +283,19 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
     if (exit_codes[i] != 0) ++failed;
     csv << "," << status << "," << exit_codes[i];
     if (have) {
-      double exposed = 0, busiest = 0;
+      double exposed = 0, busiest = 0, utilisation = 0;
       for (const auto& p : r["npus"]) exposed += p["exposed_comm_ns"].get<double>();
       for (const auto& l : r["links"])
         busiest = std::max(busiest, l["busy_fraction"].get<double>());
+      for (const auto& c : r["collectives"]) utilisation += c["bw_utilization"].get<double>();
       // Shortest round-trip text: full precision, no float noise.
-      csv << fmt::format(",{},{},{},{},{},{},{}", r["makespan_ns"].get<double>(),
+      csv << fmt::format(",{},{},{},{},{},{},{},{}", r["makespan_ns"].get<double>(),
                          r["makespan_cycles"].get<uint64_t>(), r["simulated_ns"].get<double>(),
                          exposed / std::max<size_t>(1, r["npus"].size()), busiest,
+                         utilisation / std::max<size_t>(1, r["collectives"].size()),
                          r["wall_seconds"].get<double>(), r["events"].get<uint64_t>());
     } else {
-      csv << ",,,,,,,";
+      csv << ",,,,,,,,";
     }
     csv << "," << csv_escape(exit_codes[i] != 0 ? first_error_line(dir) : "") << "\n";
   }

@@ -3,8 +3,11 @@
 // or option; `wafersim study` runs them N processes at a time and writes DIR/results.csv plus each
 // run's own output folder. A failed run is a row with its error, not the end of the study.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "tb/chakra/generator.h"
 
 namespace wafersim::tb {
 
@@ -18,6 +21,9 @@ struct Study {
   std::string name;
   std::vector<std::string> columns;  // names of the swept values, in order
   std::vector<StudyRun> runs;
+  // `base.generate`: a microbenchmark the study writes to <out>/workload/microbenchmark and every
+  // run replays, so that a study of 1,024 ranks needs no trace in the repository.
+  std::optional<chakra::MicrobenchmarkSpec> generate;
 };
 
 // Expands a study file into runs. Throws InputError naming the file and key.
