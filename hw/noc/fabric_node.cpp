@@ -94,7 +94,11 @@ void FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& un
     out.bookings.book(slot.start, slot.stream.length, slot.stream.bytes_per_cycle);
   } else {
     out.credits[unit.vc] -= static_cast<int>(unit.credits);
-    out.link_free = slot.end;
+    // A packet fed slower than this link (its tail still arriving) takes the link for its own
+    // serialisation only: the rest of the link's rate goes to other VCs' packets, whose flits
+    // interleave with its own. A flit is the link's unit and holds it whole.
+    out.link_free =
+        params_.fidelity == Fidelity::Packet ? slot.start + slot.stream.length : slot.end;
   }
   out.stats.units++;
   out.stats.bytes += unit.wire_bytes;

@@ -244,9 +244,12 @@ void Router::allocation_round() {
     TransferExt& ext = *unit.unit;
     const uint64_t wire_bytes = ext.wire_bytes;
     const bool tail = ext.tail;
-    // The crossbar input reads one unit at a time, at least a cycle each: a packet or message
-    // holds it while it streams, and the next follows back to back, also on links that take a
-    // fractional number of cycles per flit.
+    // The crossbar input reads one unit at a time, at least a cycle each, at a flit per cycle or
+    // at its input's or output's link rate if faster (the datapath keeps up with its links); the
+    // next follows back to back, also on links that take a fractional number of cycles per flit.
+    // A packet bound for a slower link does not hold the input while it drains: its flits wait in
+    // the VC buffer (credits are returned as they leave), and another VC's packet may cross to
+    // another output meanwhile, so one NIC port can feed a ring's two directions at once.
     const sc_time read_from = std::max(now, in.busy_until);
     const LinkSlot slot = slot_for(out, ext, read_from + pipeline);
     unit.trans->acquire();
@@ -256,7 +259,10 @@ void Router::allocation_round() {
     ext.credits = std::min(ext.flits, params_.buffer_flits);
     send(o, *unit.trans, ext, slot);  // the payload belongs to the next block from here on
     in.rr = after(v, params_.vcs);
-    in.busy_until = std::max(now + cycle_, read_from + serialisation(out, wire_bytes));
+    const double read_rate = std::max({static_cast<double>(params_.flit_bytes),
+                                       inputs_[i].link.bytes_per_cycle, out.bytes_per_cycle});
+    const sc_time read = cycle_ * (static_cast<double>(wire_bytes) / read_rate);
+    in.busy_until = std::max(now + cycle_, read_from + read);
     // What the grant uncovered: the VC's next unit (routed and allocated from its arrival on) and
     // the input's other bids (from when the crossbar input is free again).
     if (ivc.size) later(ivc.head.arrived);
