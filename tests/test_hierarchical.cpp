@@ -162,3 +162,34 @@ TEST(Hierarchical, RefusesHalvingDoublingOnAGroupThatIsNotAPowerOfTwo) {
 
 }  // namespace
 }  // namespace wafersim::collectives
+
+namespace wafersim::collectives {
+namespace {
+
+// A size the splits do not divide leaves some chunks a byte larger than the rest. That byte must
+// not change Themis's choices: the same dimension orders and service orders as for the size
+// rounded down to a multiple of the splits (4d_ring_fc_ring_switch's per-NPU bandwidths).
+TEST(Themis, ChunksAByteApartAreScheduledAsEqualChunks) {
+  for (QueuePolicy policy : {QueuePolicy::Fifo, QueuePolicy::SmallestChunkFirst}) {
+    HierarchicalRequest q;
+    q.dims = {{4, Algorithm::Ring, 375},
+              {8, Algorithm::Direct, 175},
+              {4, Algorithm::Ring, 150},
+              {8, Algorithm::HalvingDoubling, 100}};
+    q.splits = 64;
+    q.order = DimensionOrder::Themis;
+    q.policy = policy;
+    q.bytes = 214748352;  // 0.2 GiB rounded down to a multiple of 64
+    const Schedule even = schedule_all_reduce(q);
+    q.bytes += 13;  // round(0.2 GiB): 13 chunks one byte larger
+    const Schedule uneven = schedule_all_reduce(q);
+    for (size_t c = 0; c < even.chunks.size(); ++c)
+      for (size_t p = 0; p < even.chunks[c].size(); ++p)
+        EXPECT_EQ(even.chunks[c][p].dim, uneven.chunks[c][p].dim)
+            << "chunk " << c << " phase " << p;
+    EXPECT_EQ(even.served, uneven.served);
+  }
+}
+
+}  // namespace
+}  // namespace wafersim::collectives

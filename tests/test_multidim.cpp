@@ -150,3 +150,26 @@ TEST(MultiDim, BothRingDirectionsShareTheNicPortWithoutSlowingEachOther) {
         << fidelity;
   }
 }
+
+// ASTRA-sim files for a 64-NPU FullyConnected 8 x Switch 8 platform (configs/astra-sim), direct on
+// the block and halving-doubling on the switch, one chunk, free reductions. ASTRA-sim's analytical
+// model: the block's reduce-scatter and all-gather are one step each (S/8 to every peer at once,
+// over its own link: 1 latency + S/8 at the link's bandwidth); the switch's are 3 halving steps on
+// S/8 (S/16, S/32, S/64, each 2 link latencies through the switch):
+//   T = 2 (500 + (S/8) / B0) + 2 (6 x 500 + (7 S/64) / B1).
+TEST(MultiDim, FullyConnectedTimesSwitchTakesTheAnalyticalTime) {
+  const uint64_t s = 64 << 20;
+  const std::string w = all_reduce(temp_dir("ar"), s, 64);
+  const double b0 = 50 * 1073741824.0 / 1e9, b1 = 100 * 1073741824.0 / 1e9;
+  const double expected = 2 * (500 + s / 8.0 / b0) + 2 * (6 * 500 + 7.0 * s / 64 / b1);
+  for (const char* fidelity : {"message", "packet"}) {
+    auto r =
+        run_report("--astra-network " + source("configs/astra-sim/fc8_switch8.yml") +
+                   " --astra-system " + source("configs/astra-sim/direct_halving_doubling.json") +
+                   " --workload " + w + " --fidelity " + fidelity + " --data");
+    EXPECT_EQ(r["data_check"]["status"], "pass") << fidelity;
+    const auto& c = r["collectives"][0];
+    EXPECT_EQ(c["algorithm"], "hierarchical(direct,halving_doubling;ascending,fifo)");
+    EXPECT_NEAR(c["duration_ns"].get<double>(), expected, 0.01 * expected) << fidelity;
+  }
+}

@@ -75,12 +75,13 @@ int lanes(const DimensionGroup& d);
 
 // Themis's choice for one chunk of `chunk_bytes`: the reduce-scatter's dimension order, given the
 // load of each dimension so far (seconds of traffic at its bandwidth), which it then adds the
-// chunk's traffic to.
+// chunk's traffic to. Loads equal to the picosecond count as equal (the default order decides).
 std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vector<double>& loads,
                               uint64_t chunk_bytes);
 
 // The chunks' phases and each dimension's service order, from the load model: a dimension serves
 // one phase at a time at its bandwidth, in the order the policy picks among the phases ready.
+// Every chunk counts at the mean chunk size (the bytes over the splits, rounded down).
 // Themis's loads count a phase's reduce-scatter and its all-gather (PAPERS.md section 2).
 Schedule schedule_all_reduce(const HierarchicalRequest& q);
 
