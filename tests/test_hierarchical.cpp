@@ -160,12 +160,6 @@ TEST(Hierarchical, RefusesHalvingDoublingOnAGroupThatIsNotAPowerOfTwo) {
   EXPECT_EQ(check_plan(build_hierarchical_all_reduce(q), Collective::AllReduce), "");
 }
 
-}  // namespace
-}  // namespace wafersim::collectives
-
-namespace wafersim::collectives {
-namespace {
-
 // A size the splits do not divide leaves some chunks a byte larger than the rest. That byte must
 // not change Themis's choices: the same dimension orders and service orders as for the size
 // rounded down to a multiple of the splits (4d_ring_fc_ring_switch's per-NPU bandwidths).

@@ -30,6 +30,16 @@ std::string all_reduce(const std::string& dir, uint64_t bytes, int ranks) {
   return dir + "/ar";
 }
 
+// ASTRA-sim's own 2-D torus files, as they are, with the run's other options.
+std::string astra_torus(const std::string& options) {
+  const std::string inputs = source("tests/data/astra-sim-examples/inputs/");
+  return "--astra-network " + inputs + "network/tpu_v3_32_2dtorus.yml --astra-system " + inputs +
+         "system/analytical/tpu_v3_32_2dtorus.json " + options;
+}
+
+// ASTRA-sim's GB/s are 2^30 bytes: its torus's 80 GB/s links in bytes per ns.
+constexpr double kTorusLink = 80 * 1073741824.0 / 1e9;
+
 }  // namespace
 
 // One chunk of S = 8 MiB, reduce-scatter over dimension 0 then 1, all-gather back, ring on each:
@@ -107,16 +117,12 @@ TEST(MultiDim, TwoDimensionsMeetingOnALinkCongestAndSeparatePortsDoNot) {
 // ring all-reduce per dimension, the second on a quarter of the data, each ring step one link's
 // latency plus the block at the link's bandwidth, plus its reduction at local-mem-bw.
 TEST(MultiDim, AstraSimTwoDimensionalTorusTakesTheAnalyticalTime) {
-  const std::string inputs = source("tests/data/astra-sim-examples/inputs/");
   const uint64_t s = 64 << 20;
   const std::string w = all_reduce(temp_dir("ar"), s, 32);
-  const double link = 80 * 1073741824.0 / 1e9;  // bytes per ns
-  const double expected = analytical::ring_all_reduce_ns(s, 4, 1, 1000, link, 50) +
-                          analytical::ring_all_reduce_ns(s / 4, 8, 1, 1000, link, 50);
+  const double expected = analytical::ring_all_reduce_ns(s, 4, 1, 1000, kTorusLink, 50) +
+                          analytical::ring_all_reduce_ns(s / 4, 8, 1, 1000, kTorusLink, 50);
   for (const char* fidelity : {"message", "packet"}) {
-    auto r = run_report("--astra-network " + inputs + "network/tpu_v3_32_2dtorus.yml" +
-                        " --astra-system " + inputs + "system/analytical/tpu_v3_32_2dtorus.json" +
-                        " --workload " + w + " --fidelity " + fidelity + " --data");
+    auto r = run_report(astra_torus("--workload " + w + " --fidelity " + fidelity + " --data"));
     EXPECT_EQ(r["status"], "finished");
     EXPECT_EQ(r["data_check"]["status"], "pass");
     const auto& c = r["collectives"][0];
@@ -135,17 +141,13 @@ TEST(MultiDim, AstraSimTwoDimensionalTorusTakesTheAnalyticalTime) {
 // waiting for its ring link holds a VC of the NIC's link that the other direction's packets need:
 // +2.0% and +2.7%, head-of-line blocking that a router with so few VCs has too.
 TEST(MultiDim, BothRingDirectionsShareTheNicPortWithoutSlowingEachOther) {
-  const std::string inputs = source("tests/data/astra-sim-examples/inputs/");
   const uint64_t s = 64 << 20;
   const std::string w = all_reduce(temp_dir("ar"), s, 32);
-  const double link = 80 * 1073741824.0 / 1e9;
-  const double expected = 4 * 3 * (1000 + s / 16.0 / link);
+  const double expected = 4 * 3 * (1000 + s / 16.0 / kTorusLink);
   for (const char* fidelity : {"message", "packet"}) {
-    auto r = run_report("--astra-network " + inputs + "network/tpu_v3_32_2dtorus.yml" +
-                        " --astra-system " + inputs + "system/analytical/tpu_v3_32_2dtorus.json" +
-                        " --workload " + w + " --fidelity " + fidelity +
-                        " --set collectives.dataset_splits=4 npu.reduce_bandwidth_gbps=1e6"
-                        " fabric.vcs=8");
+    auto r = run_report(astra_torus(
+        "--workload " + w + " --fidelity " + fidelity +
+        " --set collectives.dataset_splits=4 npu.reduce_bandwidth_gbps=1e6 fabric.vcs=8"));
     EXPECT_NEAR(r["collectives"][0]["duration_ns"].get<double>(), expected, 0.01 * expected)
         << fidelity;
   }
