@@ -77,9 +77,11 @@ TEST(AstraMicrobenchmarkAllToAll, PairwiseIsFasterThanTheRelayButAboveTheBandwid
   EXPECT_GT(t, (7.0 / 8 * 1048576) / (2 * 53.687));
 }
 
-// At 64 MiB the bandwidth term dominates: wafersim must be within 10% of ASTRA-sim's analytical
-// model, reproduced here as chunks x steps x (latency + message / bandwidth).
-TEST(AstraAnalytical, RingAllReduce64MiBWithinTenPercent) {
+// At 64 MiB the bandwidth term dominates: ASTRA-sim's analytical model is chunks x steps x
+// (latency + message / bandwidth), plus, in a reduce-scatter step, the reduction as three accesses
+// at local-mem-bw. ASTRA-sim itself reports 2,326,112 ns for this all-reduce and 8,764,320 ns for
+// the all-gather (built from source, scripts/astra-sim-compare.sh); wafersim within 1% of both.
+TEST(AstraAnalytical, RingAllReduce64MiBTakesAstraSimsTime) {
   std::string dir = wafersim::testing::temp_dir("ar64");
   chakra::MicrobenchmarkSpec spec;
   spec.bytes = 64ull << 20;
@@ -87,11 +89,12 @@ TEST(AstraAnalytical, RingAllReduce64MiBWithinTenPercent) {
   chakra::write_microbenchmark(dir + "/ar", spec);
   auto r = astra(8, dir + "/ar");
   const double bw = 50.0 * 1073741824.0 / 1e9;  // bytes per ns
-  double expected = analytical::ring_all_reduce_ns(spec.bytes, 8, 4, 500, bw, 1600);
-  EXPECT_NEAR(r["makespan_ns"].get<double>() / expected, 1.0, 0.10) << expected;
+  double expected = analytical::ring_all_reduce_ns(spec.bytes, 8, 4, 500, bw, 1600.0 / 3);
+  EXPECT_NEAR(expected, 2326112, 0.001 * 2326112);
+  EXPECT_NEAR(r["makespan_ns"].get<double>() / expected, 1.0, 0.01) << expected;
 }
 
-TEST(AstraAnalytical, RingAllGather64MiBWithinTenPercent) {
+TEST(AstraAnalytical, RingAllGather64MiBTakesAstraSimsTime) {
   std::string dir = wafersim::testing::temp_dir("ag64");
   chakra::MicrobenchmarkSpec spec;
   spec.collective = chakra::CollectiveKind::AllGather;
@@ -102,7 +105,8 @@ TEST(AstraAnalytical, RingAllGather64MiBWithinTenPercent) {
   const double bw = 50.0 * 1073741824.0 / 1e9;
   // 4 chunks one after another, n-1 steps each moving one rank's quarter input.
   double expected = 4 * 7 * (500 + spec.bytes / 4.0 / bw);
-  EXPECT_NEAR(r["makespan_ns"].get<double>() / expected, 1.0, 0.10) << expected;
+  EXPECT_NEAR(expected, 8764320, 0.001 * 8764320);
+  EXPECT_NEAR(r["makespan_ns"].get<double>() / expected, 1.0, 0.01) << expected;
 }
 
 // The same all-reduce on wafersim's own YAML equivalent of the ASTRA-sim ring gives the same time.

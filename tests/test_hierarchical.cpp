@@ -26,9 +26,9 @@ TEST(Hierarchical, EveryOrderAndPolicyComputesAnAllReduce) {
         for (int active : {0, 1, 2}) {
           HierarchicalRequest q;
           q.dims = dims;
+          for (DimensionGroup& d : q.dims) d.active_chunks = active;
           q.bytes = 100003;  // blocks of unequal sizes
           q.splits = 5;
-          q.active_chunks = active;
           q.order = order;
           q.policy = policy;
           const Plan plan = build_hierarchical_all_reduce(q);
@@ -93,6 +93,22 @@ TEST(Themis, KeepsTheDefaultOrderBelowAChunkOverSixteen) {
   EXPECT_EQ(themis_order(dims, loads, 16384), (std::vector<int>{0, 1}));
   std::vector<double> far = {1e-6, 0.0};  // 200 KB: above
   EXPECT_EQ(themis_order(dims, far, 16384), (std::vector<int>{1, 0}));
+}
+
+// A ring of 4 NPUs at 100 GB/s per NPU (50 per direction) with one chunk phase at a time uses one
+// direction: a 1 MB chunk's reduce-scatter and all-gather load it 2 x 0.75 MB / 50 GB/s = 30 us;
+// with 2 in flight (both directions) 15 us. A switch of 2 at 100 GB/s takes 2 x 0.5 x 0.25 MB /
+// 100 = 2.5 us either way. So with one chunk at a time the next chunk goes to the switch first.
+TEST(Themis, WeighsARingByTheDirectionsItsChunksCanUse) {
+  const uint64_t mb = 1000000;
+  for (int active : {1, 2}) {
+    Dims dims = {{4, Algorithm::Ring, 100, active}, {2, Algorithm::HalvingDoubling, 100, active}};
+    std::vector<double> loads(2, 0.0);
+    EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{0, 1}));
+    EXPECT_NEAR(loads[0], active == 1 ? 30e-6 : 15e-6, 1e-12) << active;
+    EXPECT_NEAR(loads[1], 2.5e-6, 1e-12) << active;
+    EXPECT_EQ(themis_order(dims, loads, mb), (std::vector<int>{1, 0})) << active;
+  }
 }
 
 // Dimension 0 of 2 NPUs and dimension 1 of 4, both 1 GB/s per NPU, four chunks of 8 KiB in

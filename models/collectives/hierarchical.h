@@ -7,11 +7,11 @@
 // plan is built, from the load model Themis itself uses (bytes over per-NPU bandwidth per
 // dimension), and written into the plan as dependencies: the plan stays data, checked by the
 // symbolic executor and runnable in data mode, and every rank agrees on the order by construction.
-// On a Ring dimension (ring algorithm, more than 2 NPUs), odd chunks go round the other way, so a
-// unidirectional ring algorithm still uses both directions of the links
-// (DimensionGroup::bandwidth_gbps counts both): the dimension has two lanes, one per direction,
-// each serving its chunks at half the bandwidth with its own limit of chunks in flight (as
-// ASTRA-sim's queues alternate directions).
+// A dimension runs at most `active_chunks` chunk phases at once (ASTRA-sim's
+// active-chunks-per-dimension), chunk c in slot c % active_chunks. On a Ring dimension (ring
+// algorithm, more than 2 NPUs), odd chunks go round the other way: a unidirectional ring algorithm
+// uses one direction of the links, half of DimensionGroup::bandwidth_gbps, so a ring needs 2 chunks
+// in flight to use both directions (with 1, as in ASTRA-sim, its chunks take turns).
 #include <cstdint>
 #include <vector>
 
@@ -24,6 +24,7 @@ struct DimensionGroup {
   int size = 1;                           // NPUs along it
   Algorithm algorithm = Algorithm::Ring;  // the algorithm a phase runs over it
   double bandwidth_gbps = 1;              // per NPU (all its links in this dimension), 1e9 bytes/s
+  int active_chunks = 1;                  // chunk phases in flight at once; 0 = no limit
 };
 
 // How a chunk goes through the dimensions.
@@ -46,11 +47,8 @@ const char* to_string(DimensionOrder order);
 const char* to_string(QueuePolicy policy);
 
 struct HierarchicalRequest {
-  uint64_t bytes = 0;  // the all-reduce's buffer
-  int splits = 1;      // chunks
-  // Phases in flight at once per dimension (ASTRA-sim's active-chunks-per-dimension); 0 = no
-  // limit.
-  int active_chunks = 1;
+  uint64_t bytes = 0;                // the all-reduce's buffer
+  int splits = 1;                    // chunks
   std::vector<DimensionGroup> dims;  // dimension 0 first; NPU r's coordinate d varies fastest at 0
   DimensionOrder order = DimensionOrder::Ascending;
   QueuePolicy policy = QueuePolicy::Fifo;
@@ -69,9 +67,13 @@ struct Schedule {
   std::vector<std::vector<std::pair<int, int>>> served;
 };
 
-// How many lanes a dimension serves chunk phases on at once: 2 on a ring of more than 2 NPUs
-// running the ring algorithm (one per direction; chunk c takes lane c % 2), else 1.
+// How many directions a dimension's chunks take: 2 on a ring of more than 2 NPUs running the ring
+// algorithm (chunk c goes round the other way when c is odd), else 1.
 int lanes(const DimensionGroup& d);
+// How many chunk phases a dimension runs at once in the load model: its limit, or one per lane
+// when it has none. Chunk c runs in slot c % slots, each slot at the dimension's bandwidth over
+// max(slots, lanes).
+int slots(const DimensionGroup& d);
 
 // Themis's choice for one chunk of `chunk_bytes`: the reduce-scatter's dimension order, given the
 // load of each dimension so far (seconds of traffic at its bandwidth), which it then adds the

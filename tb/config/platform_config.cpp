@@ -63,6 +63,25 @@ Setter number(Field field, double min, bool inclusive, double max) {
     return s.path;                \
   }
 
+// collectives.active_chunks: one limit for every dimension, or one per dimension ("1,2,1").
+Setter active_chunks() {
+  return [](PlatformSpec& s, const std::string& v) {
+    std::vector<int> limits;
+    size_t from = 0;
+    for (;;) {
+      const size_t comma = v.find(',', from);
+      const std::string item = v.substr(from, comma == std::string::npos ? comma : comma - from);
+      int limit = 0;
+      number([&limit](PlatformSpec&) -> int& { return limit; }, 0, true, kMaxSplits)(s, item);
+      limits.push_back(limit);
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+    s.collectives.active_chunks = limits.front();
+    s.collectives.active_chunks_per_dim = limits.size() > 1 ? limits : std::vector<int>{};
+  };
+}
+
 // A key whose value is one of a few names.
 template <typename Field>
 using FieldType = std::remove_reference_t<std::invoke_result_t<Field, PlatformSpec&>>;
@@ -215,7 +234,7 @@ const std::map<std::string, Setter>& setters() {
       {"collectives.reduce", algorithm(&CollectiveConfig::reduce)},
       {"collectives.dataset_splits",
        number(FIELD(collectives.dataset_splits), 1, true, kMaxSplits)},
-      {"collectives.active_chunks", number(FIELD(collectives.active_chunks), 0, true, kMaxSplits)},
+      {"collectives.active_chunks", active_chunks()},
       {"collectives.verify_max_ops", number(FIELD(collectives.verify_max_ops), 0, true, 1e10)},
       {"collectives.tacos_chunks_per_npu",
        number(FIELD(collectives.tacos_chunks_per_npu), 1, true, 4096)},
@@ -435,6 +454,12 @@ void check_dimensions(const PlatformSpec& spec) {
       {"collectives.broadcast", &spec.collectives.broadcast},
       {"collectives.reduce", &spec.collectives.reduce}};
   const size_t dims = n.shape == topology::Shape::Mesh ? 0 : std::max<size_t>(1, n.dims.size());
+  const auto& limits = spec.collectives.active_chunks_per_dim;
+  if (!limits.empty() && limits.size() != dims)
+    throw InputError(file, "collectives.active_chunks",
+                     fmt::format("{} limits for a network of {} dimension{}: give one, or one per "
+                                 "dimension",
+                                 limits.size(), dims, dims == 1 ? "" : "s"));
   for (const auto& [key, impl] : impls)
     if (!impl->per_dim.empty() && impl->per_dim.size() != dims)
       throw InputError(file, key,

@@ -46,8 +46,11 @@ struct CollectiveConfig {
   Implementation reduce = collectives::Algorithm::Ring;
   int dataset_splits = 1;
   // Chunks in flight at once per rank; on a network of several dimensions, chunk phases in flight
-  // at once per dimension (ASTRA-sim's active-chunks-per-dimension). 0 = no limit.
+  // at once per dimension, both directions of a ring together (ASTRA-sim's
+  // active-chunks-per-dimension). 0 = no limit. `active_chunks_per_dim`, when given, holds one
+  // limit per dimension (a ring needs 2 to use both directions).
   int active_chunks = 1;
+  std::vector<int> active_chunks_per_dim;
   // Networks of several dimensions (models/collectives/hierarchical.h): how an all-reduce's chunks
   // go through the dimensions, and in which order a dimension serves the chunks waiting for it.
   collectives::DimensionOrder dimension_order = collectives::DimensionOrder::Ascending;

@@ -102,7 +102,6 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
       collectives::HierarchicalRequest h;
       h.bytes = q.bytes;
       h.splits = q.splits;
-      h.active_chunks = q.active_chunks;
       h.dims = dims;
       h.order = config_.dimension_order;
       h.policy = config_.queue_policy;
@@ -145,6 +144,8 @@ std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
     collectives::DimensionGroup g;
     g.size = dim.npus;
     g.bandwidth_gbps = topology_->npu_bandwidth_gbps(static_cast<int>(d));
+    g.active_chunks = config_.active_chunks_per_dim.empty() ? config_.active_chunks
+                                                            : config_.active_chunks_per_dim[d];
     if (!impl.per_dim.empty())
       g.algorithm = impl.per_dim[d];
     else if (impl.named)
