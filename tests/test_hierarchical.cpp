@@ -10,31 +10,59 @@ namespace {
 
 using Dims = std::vector<DimensionGroup>;
 
-// Every dimension order, queue policy and algorithm mix computes an all-reduce: the symbolic
-// executor sums abstract values through the plan and checks every rank's output.
-TEST(Hierarchical, EveryOrderAndPolicyComputesAnAllReduce) {
+// Every dimension order, queue policy and algorithm mix computes an all-reduce, and the two
+// halves alone a reduce-scatter and an all-gather: the symbolic executor follows abstract values
+// through the plan and checks every rank's output (a reduce-scatter's share and an all-gather's
+// input where Plan::slot_order puts them).
+TEST(Hierarchical, EveryOrderAndPolicyComputesItsCollective) {
   const std::vector<Dims> platforms = {
       {{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}},
       {{2, Algorithm::HalvingDoubling, 200}, {3, Algorithm::Direct, 100}, {2, Algorithm::Ring, 50}},
       {{3, Algorithm::Direct, 175}, {4, Algorithm::Ring, 100}, {2, Algorithm::HalvingDoubling, 50}},
       {{2, Algorithm::Ring, 100}, {1, Algorithm::Ring, 100}, {4, Algorithm::HalvingDoubling, 25}},
   };
-  for (const Dims& dims : platforms)
-    for (DimensionOrder order :
-         {DimensionOrder::AllReduceEach, DimensionOrder::Ascending, DimensionOrder::Themis})
-      for (QueuePolicy policy : {QueuePolicy::Fifo, QueuePolicy::SmallestChunkFirst})
-        for (int active : {0, 1, 2}) {
-          HierarchicalRequest q;
-          q.dims = dims;
-          for (DimensionGroup& d : q.dims) d.active_chunks = active;
-          q.bytes = 100003;  // blocks of unequal sizes
-          q.splits = 5;
-          q.order = order;
-          q.policy = policy;
-          const Plan plan = build_hierarchical_all_reduce(q);
-          EXPECT_EQ(check_plan(plan, Collective::AllReduce), "")
-              << plan.algorithm << " active " << active;
-        }
+  for (Collective collective :
+       {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather})
+    for (const Dims& dims : platforms)
+      for (DimensionOrder order :
+           {DimensionOrder::AllReduceEach, DimensionOrder::Ascending, DimensionOrder::Themis})
+        for (QueuePolicy policy : {QueuePolicy::Fifo, QueuePolicy::SmallestChunkFirst})
+          for (int active : {0, 1, 2}) {
+            HierarchicalRequest q;
+            q.collective = collective;
+            q.dims = dims;
+            for (DimensionGroup& d : q.dims) d.active_chunks = active;
+            q.bytes = 100003;  // blocks of unequal sizes
+            q.splits = 5;
+            q.order = order;
+            q.policy = policy;
+            const Plan plan = build_hierarchical(q);
+            EXPECT_EQ(check_plan(plan, collective), "")
+                << to_string(collective) << " " << plan.algorithm << " active " << active;
+          }
+}
+
+// A reduce-scatter over Ring 4 x Ring 2 goes up the dimensions: rank r = (x, y) ends with the block
+// numbered by its places, dimension 0 the most significant digit: 2x + y (chunk 0, whose rings
+// run forwards), so rank 1 = (1, 0) holds position 2 and rank 4 = (0, 1) position 1.
+TEST(Hierarchical, ReduceScatterSharesSitWhereTheDimensionsPutThem) {
+  HierarchicalRequest q;
+  q.collective = Collective::ReduceScatter;
+  q.dims = {{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}};
+  q.bytes = 1 << 20;
+  const Plan plan = build_hierarchical(q);
+  ASSERT_EQ(plan.slot_order.size(), 8u);
+  EXPECT_EQ(plan.slot_order, (std::vector<uint32_t>{0, 4, 1, 5, 2, 6, 3, 7}));
+  EXPECT_EQ(plan.input_blocks, 8u);
+  EXPECT_EQ(plan.output_blocks, 1u);
+  EXPECT_EQ(check_plan(plan, Collective::ReduceScatter), "");
+  // Read with rank r's share at position r, the same plan is wrong.
+  Plan at_ranks = plan;
+  at_ranks.slot_order.clear();
+  EXPECT_NE(check_plan(at_ranks, Collective::ReduceScatter), "");
+  // Each NPU sends S 3/4 over dimension 0 and S/4 1/2 over dimension 1.
+  const double per_npu = q.bytes * 3.0 / 4 + q.bytes / 4.0 / 2;
+  EXPECT_EQ(plan.bytes_sent(), static_cast<uint64_t>(per_npu * 8));
 }
 
 // Bytes each NPU sends: per dimension, a reduce-scatter and an all-gather of the data held then,
@@ -44,7 +72,7 @@ TEST(Hierarchical, SendsTheTrafficOfTheFormula) {
   q.dims = {{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}, {2, Algorithm::Direct, 25}};
   q.bytes = 1 << 20;
   q.splits = 4;
-  const Plan plan = build_hierarchical_all_reduce(q);
+  const Plan plan = build_hierarchical(q);
   const double s0 = q.bytes, s1 = s0 / 4, s2 = s1 / 2;
   const double per_npu = 2 * s0 * 3 / 4 + 2 * s1 * 1 / 2 + 2 * s2 * 1 / 2;
   EXPECT_EQ(plan.bytes_sent(), static_cast<uint64_t>(per_npu * 16));
@@ -127,9 +155,9 @@ TEST(Themis, SmallestChunkFirstServesSmallPhasesBeforeLargeOnes) {
   q.splits = 4;
   q.order = DimensionOrder::Ascending;
   q.policy = QueuePolicy::Fifo;
-  const Schedule fifo = schedule_all_reduce(q);
+  const Schedule fifo = schedule_collective(q);
   q.policy = QueuePolicy::SmallestChunkFirst;
-  const Schedule scf = schedule_all_reduce(q);
+  const Schedule scf = schedule_collective(q);
   using Served = std::vector<std::pair<int, int>>;
   // (chunk, phase): phase 0 = RS dim 0, 1 = RS dim 1, 2 = AG dim 1, 3 = AG dim 0.
   EXPECT_EQ(fifo.served[0],
@@ -162,7 +190,7 @@ TEST(Hierarchical, RefusesHalvingDoublingOnAGroupThatIsNotAPowerOfTwo) {
   q.dims = {{2, Algorithm::Ring, 1}, {3, Algorithm::HalvingDoubling, 1}};
   q.bytes = 1 << 20;
   try {
-    build_hierarchical_all_reduce(q);
+    build_hierarchical(q);
     ADD_FAILURE() << "halving-doubling on 3 NPUs was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("dimension 1 (3 NPUs): halving_doubling"),
@@ -171,9 +199,9 @@ TEST(Hierarchical, RefusesHalvingDoublingOnAGroupThatIsNotAPowerOfTwo) {
   }
   // A tree has no reduce-scatter phase to give; it serves when each dimension all-reduces whole.
   q.dims = {{2, Algorithm::Ring, 1}, {4, Algorithm::DoubleBinaryTree, 1}};
-  EXPECT_THROW(build_hierarchical_all_reduce(q), std::invalid_argument);
+  EXPECT_THROW(build_hierarchical(q), std::invalid_argument);
   q.order = DimensionOrder::AllReduceEach;
-  EXPECT_EQ(check_plan(build_hierarchical_all_reduce(q), Collective::AllReduce), "");
+  EXPECT_EQ(check_plan(build_hierarchical(q), Collective::AllReduce), "");
 }
 
 // A size the splits do not divide leaves some chunks a byte larger than the rest. That byte must
@@ -190,9 +218,9 @@ TEST(Themis, ChunksAByteApartAreScheduledAsEqualChunks) {
     q.order = DimensionOrder::Themis;
     q.policy = policy;
     q.bytes = 214748352;  // 0.2 GiB rounded down to a multiple of 64
-    const Schedule even = schedule_all_reduce(q);
+    const Schedule even = schedule_collective(q);
     q.bytes += 13;  // round(0.2 GiB): 13 chunks one byte larger
-    const Schedule uneven = schedule_all_reduce(q);
+    const Schedule uneven = schedule_collective(q);
     for (size_t c = 0; c < even.chunks.size(); ++c)
       for (size_t p = 0; p < even.chunks[c].size(); ++p)
         EXPECT_EQ(even.chunks[c][p].dim, uneven.chunks[c][p].dim)

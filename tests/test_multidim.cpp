@@ -175,7 +175,7 @@ TEST(MultiDim, BothRingDirectionsShareTheNicPortWithoutSlowingEachOther) {
   }
 }
 
-// Held-out 64-NPU platforms given as ASTRA-sim files (configs/astra-sim), each all-reduce next to
+// Held-out 64-NPU platforms given as ASTRA-sim files (configs/astra-sim), each collective next to
 // the time ASTRA-sim itself reports for the same files and workload (its analytical backend, built
 // from source; scripts/astra-sim-compare.sh and docs/validation.md). Where the models coincide
 // (ring, direct and halving-doubling phases, one chunk phase in flight per dimension, reductions
@@ -184,20 +184,36 @@ TEST(MultiDim, BothRingDirectionsShareTheNicPortWithoutSlowingEachOther) {
 struct SideBySide {
   const char* network;
   const char* system;
-  uint64_t bytes;
+  uint64_t bytes;  // comm_size: all-gather's is one rank's input
   double astra_ns;
   double tolerance;
+  chakra::CollectiveKind collective = chakra::CollectiveKind::AllReduce;
 };
 
 void PrintTo(const SideBySide& c, std::ostream* os) {
   *os << c.network << " + " << c.system;
 }
 
+std::string side_by_side_name(const ::testing::TestParamInfo<SideBySide>& info) {
+  const auto kind = info.param.collective;
+  const std::string collective = kind == chakra::CollectiveKind::AllGather       ? "all_gather"
+                                 : kind == chakra::CollectiveKind::ReduceScatter ? "reduce_scatter"
+                                                                                 : "all_reduce";
+  const std::string system = info.param.system;
+  return collective + "_" + system.substr(0, system.find('.')) + "_" +
+         std::to_string(info.param.bytes >> 20) + "MiB";
+}
+
 class AstraSimSideBySide : public ::testing::TestWithParam<SideBySide> {};
 
-TEST_P(AstraSimSideBySide, AllReduceTakesAstraSimsTime) {
+TEST_P(AstraSimSideBySide, CollectiveTakesAstraSimsTime) {
   const SideBySide& c = GetParam();
-  const std::string w = all_reduce(temp_dir("ar"), c.bytes, 64);
+  chakra::MicrobenchmarkSpec spec;
+  spec.collective = c.collective;
+  spec.ranks = 64;
+  spec.bytes = c.bytes;
+  const std::string w = temp_dir("collective") + "/c";
+  chakra::write_microbenchmark(w, spec);
   auto r = run_report("--astra-network " + source(std::string("configs/astra-sim/") + c.network) +
                       " --astra-system " + source(std::string("configs/astra-sim/") + c.system) +
                       " --workload " + w + " --fidelity message");
@@ -214,12 +230,17 @@ INSTANTIATE_TEST_SUITE_P(
         SideBySide{"ring8_ring8.yml", "ring_ring_4chunks_baseline.json", 64 << 20, 5123168, 0.01},
         SideBySide{"ring8_ring8.yml", "ring_ring_16chunks_themis.json", 64 << 20, 2085154, 0.05},
         SideBySide{"fc8_switch8.yml", "direct_halving_doubling.json", 64 << 20, 456359, 0.01},
-        SideBySide{"fc8_switch8.yml", "direct_hd_4chunks.json", 256 << 20, 1254256, 0.01}),
-    [](const ::testing::TestParamInfo<SideBySide>& info) {
-      std::string name = info.param.system;
-      name = name.substr(0, name.find('.'));
-      return name + "_" + std::to_string(info.param.bytes >> 20) + "MiB";
-    });
+        SideBySide{"fc8_switch8.yml", "direct_hd_4chunks.json", 256 << 20, 1254256, 0.01},
+        // Hierarchical all-gather (1 MiB per rank) and reduce-scatter: dimension 0 last / first.
+        SideBySide{"ring8_ring8.yml", "ring_ring_4chunks.json", 1 << 20, 1183491, 0.01,
+                   chakra::CollectiveKind::AllGather},
+        SideBySide{"ring8_ring8.yml", "ring_ring_4chunks.json", 64 << 20, 1296954, 0.01,
+                   chakra::CollectiveKind::ReduceScatter},
+        SideBySide{"fc8_switch8.yml", "direct_hd_4chunks.json", 1 << 20, 178456, 0.01,
+                   chakra::CollectiveKind::AllGather},
+        SideBySide{"fc8_switch8.yml", "direct_hd_4chunks.json", 64 << 20, 178480, 0.01,
+                   chakra::CollectiveKind::ReduceScatter}),
+    side_by_side_name);
 
 // ASTRA-sim files for a 64-NPU FullyConnected 8 x Switch 8 platform (configs/astra-sim), direct on
 // the block and halving-doubling on the switch, one chunk, free reductions. ASTRA-sim's analytical

@@ -530,13 +530,14 @@ bool rotational(const CollectiveRequest& q, int splits) {
 }  // namespace
 
 void write_group_phase(Plan& plan, const GroupView& group, const CollectiveRequest& q,
-                       uint32_t chunk, uint64_t chunk_bytes, const std::vector<int64_t>& gates) {
+                       uint32_t chunk, uint64_t chunk_bytes, const std::vector<int64_t>& gates,
+                       Buffer work) {
   if (q.algorithm == Algorithm::HalvingDoubling && !power_of_two(q.ranks))
     throw std::invalid_argument("halving_doubling needs a power-of-two group, got " +
                                 std::to_string(q.ranks));
   if (q.algorithm == Algorithm::DoubleBinaryTree && q.collective != Collective::AllReduce)
     throw std::invalid_argument("double_binary_tree implements only all_reduce");
-  ChunkWriter writer(plan, chunk, chunk_bytes, Buffer::Output, gates, &group);
+  ChunkWriter writer(plan, chunk, chunk_bytes, work, gates, &group);
   build_chunk(q, writer);
 }
 

@@ -53,11 +53,12 @@ struct GroupView {
 };
 
 // Appends the ops of `request` (its collective, algorithm and group size; all_reduce,
-// reduce_scatter or all_gather) over `group` to chunk `chunk` of `plan`, in the Output buffer, the
-// chunk holding `chunk_bytes` over plan.blocks_per_chunk blocks. An op without dependencies waits
-// for its rank's `gates` entry (-1: none). Throws std::invalid_argument when the algorithm does not
-// fit the group.
+// reduce_scatter or all_gather) over `group` to chunk `chunk` of `plan`, in buffer `work` (the one
+// that holds the whole chunk), the chunk holding `chunk_bytes` over plan.blocks_per_chunk blocks.
+// An op without dependencies waits for its rank's `gates` entry (-1: none). Throws
+// std::invalid_argument when the algorithm does not fit the group.
 void write_group_phase(Plan& plan, const GroupView& group, const CollectiveRequest& request,
-                       uint32_t chunk, uint64_t chunk_bytes, const std::vector<int64_t>& gates);
+                       uint32_t chunk, uint64_t chunk_bytes, const std::vector<int64_t>& gates,
+                       Buffer work = Buffer::Output);
 
 }  // namespace wafersim::collectives

@@ -106,7 +106,7 @@ std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vect
   return order;
 }
 
-Schedule schedule_all_reduce(const HierarchicalRequest& q) {
+Schedule schedule_collective(const HierarchicalRequest& q) {
   const int count = static_cast<int>(q.dims.size());
   Schedule schedule;
   schedule.served.resize(count);
@@ -116,24 +116,28 @@ Schedule schedule_all_reduce(const HierarchicalRequest& q) {
   // between chunks, on that byte (the 0.20 GiB all-reduce on 4d_ring_fc_ring_switch reached 57%
   // utilisation, against 75% now). The plan still moves each chunk's own bytes.
   const uint64_t chunk = std::max<uint64_t>(1, q.bytes / static_cast<uint64_t>(q.splits));
+  const bool all_reduce = q.collective == Collective::AllReduce;
   for (int c = 0; c < q.splits; ++c) {
     std::vector<int> order(count);
     std::iota(order.begin(), order.end(), 0);
-    if (q.order == DimensionOrder::Themis) order = themis_order(q.dims, loads, chunk);
+    if (all_reduce && q.order == DimensionOrder::Themis) order = themis_order(q.dims, loads, chunk);
     std::vector<Phase> phases;
-    if (q.order == DimensionOrder::AllReduceEach) {
+    if (all_reduce && q.order == DimensionOrder::AllReduceEach) {
       for (int d : order)
         if (q.dims[d].size > 1) phases.push_back({Collective::AllReduce, d, chunk});
     } else {
+      // The reduce-scatter half shrinks the data by each size, the all-gather half grows it back.
       uint64_t s = chunk;
       for (int d : order)
         if (q.dims[d].size > 1) {
-          phases.push_back({Collective::ReduceScatter, d, s});
+          if (q.collective != Collective::AllGather)
+            phases.push_back({Collective::ReduceScatter, d, s});
           s /= static_cast<uint64_t>(q.dims[d].size);
         }
       for (auto it = order.rbegin(); it != order.rend(); ++it)
         if (q.dims[*it].size > 1) {
-          phases.push_back({Collective::AllGather, *it, s});
+          if (q.collective != Collective::ReduceScatter)
+            phases.push_back({Collective::AllGather, *it, s});
           s *= static_cast<uint64_t>(q.dims[*it].size);
         }
     }
@@ -198,7 +202,10 @@ Schedule schedule_all_reduce(const HierarchicalRequest& q) {
   return schedule;
 }
 
-Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
+Plan build_hierarchical(const HierarchicalRequest& q) {
+  if (q.collective != Collective::AllReduce && q.collective != Collective::ReduceScatter &&
+      q.collective != Collective::AllGather)
+    throw std::invalid_argument(std::string("no hierarchical ") + to_string(q.collective));
   if (q.dims.empty()) throw std::invalid_argument("a hierarchical collective needs dimensions");
   if (q.bytes == 0) throw std::invalid_argument("a collective needs a size above 0 bytes");
   if (q.splits < 1) throw std::invalid_argument("dataset splits must be at least 1");
@@ -217,9 +224,11 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
   // naming the dimension, rather than from deep inside the first phase that fails.
   for (size_t d = 0; d < q.dims.size(); ++d) {
     const std::vector<Collective> kinds =
-        q.order == DimensionOrder::AllReduceEach
+        q.collective == Collective::AllReduce && q.order == DimensionOrder::AllReduceEach
             ? std::vector<Collective>{Collective::AllReduce}
-            : std::vector<Collective>{Collective::ReduceScatter, Collective::AllGather};
+        : q.collective == Collective::AllReduce
+            ? std::vector<Collective>{Collective::ReduceScatter, Collective::AllGather}
+            : std::vector<Collective>{q.collective};
     for (Collective kind : kinds) {
       CollectiveRequest probe;
       probe.collective = kind;
@@ -238,7 +247,8 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
   // Every block of every chunk holds a byte at least.
   request.splits = static_cast<int>(
       std::min<uint64_t>(static_cast<uint64_t>(q.splits), std::max<uint64_t>(1, q.bytes / ranks)));
-  const Schedule schedule = schedule_all_reduce(request);
+  const Schedule schedule = schedule_collective(request);
+  const bool all_reduce = q.collective == Collective::AllReduce;
 
   Plan plan;
   std::string algorithms;
@@ -249,6 +259,10 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
   plan.ranks.resize(ranks);
   plan.chunks = static_cast<uint32_t>(request.splits);
   plan.blocks_per_chunk = plan.input_blocks = plan.output_blocks = static_cast<uint32_t>(ranks);
+  if (q.collective == Collective::AllGather) plan.input_blocks = 1;
+  if (q.collective == Collective::ReduceScatter) plan.output_blocks = 1;
+  // The buffer that holds the whole chunk: a reduce-scatter's input, the others' output.
+  const Buffer work = q.collective == Collective::ReduceScatter ? Buffer::Input : Buffer::Output;
   plan.in_place = true;
   if (ranks == 1) return plan;
 
@@ -263,6 +277,30 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
   auto place = [&](int r, int d, size_t c) {
     return reversed(c, d) ? q.dims[d].size - 1 - coordinate(r, d) : coordinate(r, d);
   };
+  // Per chunk, the dimensions from the most significant digit of its block numbering down: the
+  // reduce-scatter's order, or the reverse of the all-gather's. A phase's group works on the
+  // blocks whose digits of the dimensions before its own are the rank's places there.
+  std::vector<std::vector<int>> digits(schedule.chunks.size());
+  for (size_t c = 0; c < schedule.chunks.size(); ++c) {
+    for (const Phase& p : schedule.chunks[c])
+      if (p.collective == Collective::ReduceScatter) digits[c].push_back(p.dim);
+    if (q.collective == Collective::AllGather) {
+      for (const Phase& p : schedule.chunks[c]) digits[c].push_back(p.dim);
+      std::reverse(digits[c].begin(), digits[c].end());
+    }
+  }
+  // Where each rank's share sits (Plan::slot_order): the number its places make, digit by digit.
+  if (!all_reduce) {
+    plan.slot_order.resize(schedule.chunks.size() * static_cast<size_t>(ranks));
+    for (size_t c = 0; c < schedule.chunks.size(); ++c)
+      for (int r = 0; r < ranks; ++r) {
+        uint32_t position = 0;
+        for (int d : digits[c])
+          position = position * static_cast<uint32_t>(q.dims[d].size) +
+                     static_cast<uint32_t>(place(r, d, c));
+        plan.slot_order[c * static_cast<size_t>(ranks) + position] = static_cast<uint32_t>(r);
+      }
+  }
   size_t most_phases = 0;
   for (const auto& phases : schedule.chunks) most_phases = std::max(most_phases, phases.size());
   if (most_phases * static_cast<size_t>(span) >= 65536)
@@ -305,16 +343,15 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
         }
         std::vector<size_t> first(ranks);
         for (int r = 0; r < ranks; ++r) first[r] = plan.ranks[r].ops.size();
-        // The blocks this phase works on: the chunk's blocks are numbered with the chunk's first
-        // reduce-scatter dimension as the most significant digit, so every phase's range is
-        // contiguous. A rank's range: fixed by its coordinates in the dimensions reduced before.
-        const std::vector<Phase>& phases = schedule.chunks[c];
+        // The blocks this phase works on: the chunk's blocks are numbered with its digits, so
+        // every phase's range is contiguous. A rank's range: fixed by its places in the
+        // dimensions of the digits before this phase's.
         uint32_t range = static_cast<uint32_t>(ranks);
-        std::vector<int> before;  // reduce-scatter dimensions before this phase's
+        std::vector<int> before;  // digits before this phase's dimension
         if (phase.collective != Collective::AllReduce)
-          for (const Phase& other : phases) {
-            if (other.collective != Collective::ReduceScatter || other.dim == d) break;
-            before.push_back(other.dim);
+          for (int other : digits[c]) {
+            if (other == d) break;
+            before.push_back(other);
           }
         CollectiveRequest sub;
         sub.collective = phase.collective;
@@ -335,7 +372,7 @@ Plan build_hierarchical_all_reduce(const HierarchicalRequest& q) {
           group.tag_offset = static_cast<uint32_t>(p * span);
           for (int i = 0; i < n; ++i)
             group.members.push_back(r + (reversed(c, d) ? n - 1 - i : i) * stride[d]);
-          write_group_phase(plan, group, sub, static_cast<uint32_t>(c), chunk_bytes, gates);
+          write_group_phase(plan, group, sub, static_cast<uint32_t>(c), chunk_bytes, gates, work);
         }
         // The phase ends, on each rank, when its ops nothing else in it waits for have finished.
         for (int r = 0; r < ranks; ++r) {

@@ -1,7 +1,10 @@
 #pragma once
 // Collectives over a network of several dimensions (PAPERS.md sections 2 and 5). An all-reduce is
 // cut into chunks; each chunk reduce-scatters through the dimensions one after the other, its data
-// shrinking by each dimension's size, then all-gathers back through them in reverse. Which order
+// shrinking by each dimension's size, then all-gathers back through them in reverse. A
+// reduce-scatter is the first half (dimension 0 first), an all-gather the second (dimension 0
+// last), as in ASTRA-sim and Libra; rank r's share of their data then sits at the position its
+// coordinates give in that order (Plan::slot_order), not at r. Which order
 // each chunk takes (fixed, or Themis's least-loaded dimension first) and in which order each
 // dimension serves the chunks waiting for it (FIFO or smallest chunk first) are decided when the
 // plan is built, from the load model Themis itself uses (bytes over per-NPU bandwidth per
@@ -47,8 +50,11 @@ const char* to_string(DimensionOrder order);
 const char* to_string(QueuePolicy policy);
 
 struct HierarchicalRequest {
-  uint64_t bytes = 0;                // the all-reduce's buffer
-  int splits = 1;                    // chunks
+  // all_reduce, reduce_scatter or all_gather. The two halves keep the ascending order (Themis's
+  // orders apply to all-reduces only).
+  Collective collective = Collective::AllReduce;
+  uint64_t bytes = 0;  // the collective's whole buffer (all-gather: the gathered output)
+  int splits = 1;      // chunks
   std::vector<DimensionGroup> dims;  // dimension 0 first; NPU r's coordinate d varies fastest at 0
   DimensionOrder order = DimensionOrder::Ascending;
   QueuePolicy policy = QueuePolicy::Fifo;
@@ -85,11 +91,11 @@ std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vect
 // one phase at a time at its bandwidth, in the order the policy picks among the phases ready.
 // Every chunk counts at the mean chunk size (the bytes over the splits, rounded down).
 // Themis's loads count a phase's reduce-scatter and its all-gather (PAPERS.md section 2).
-Schedule schedule_all_reduce(const HierarchicalRequest& q);
+Schedule schedule_collective(const HierarchicalRequest& q);
 
-// The all-reduce's plan over the product of the dimensions' sizes (throws std::invalid_argument
+// The collective's plan over the product of the dimensions' sizes (throws std::invalid_argument
 // when an algorithm does not fit its dimension).
-Plan build_hierarchical_all_reduce(const HierarchicalRequest& q);
+Plan build_hierarchical(const HierarchicalRequest& q);
 
 // The time a collective of `bytes` (Chakra's comm_size: all-gather's is one rank's input) takes
 // when every dimension is busy in parallel all along, in seconds: the bytes each NPU must send

@@ -30,10 +30,35 @@ Layout::Layout(const Plan& plan, Collective collective, int root)
       break;
   }
   k_ = std::max<uint32_t>(k_, 1);
+  const auto& order = plan_.slot_order;
+  if (order.size() == static_cast<size_t>(plan_.chunks) * n) {
+    position_.assign(order.size(), UINT32_MAX);
+    for (size_t i = 0; i < order.size(); ++i)
+      if (order[i] < n) position_[i / n * n + order[i]] = static_cast<uint32_t>(i % n);
+  }
+}
+
+uint64_t Layout::block_at(uint32_t c, uint32_t j) const {
+  if (plan_.slot_order.empty()) return j;
+  const size_t n = static_cast<size_t>(n_);
+  return static_cast<uint64_t>(plan_.slot_order[c * n + j / k_]) * k_ + j % k_;
+}
+
+uint64_t Layout::position_of(int r, uint32_t c) const {
+  return position_.empty()
+             ? static_cast<uint64_t>(r)
+             : position_[static_cast<size_t>(c) * static_cast<size_t>(n_) + static_cast<size_t>(r)];
 }
 
 std::string Layout::check_shape() const {
   const auto n = static_cast<uint32_t>(n_);
+  if (!plan_.slot_order.empty()) {
+    if (plan_.slot_order.size() != static_cast<size_t>(plan_.chunks) * n)
+      return "the plan's slot order holds " + std::to_string(plan_.slot_order.size()) +
+             " entries, not one per rank and chunk";
+    for (uint32_t p : position_)
+      if (p == UINT32_MAX) return "the plan's slot order is not a permutation of the ranks";
+  }
   auto sized = [&](uint32_t small, uint32_t large, const char* what) {
     if (large % n == 0 && small == large / n) return std::string();
     return std::string(to_string(collective_)) + " over " + std::to_string(n_) + " ranks needs " +
@@ -75,9 +100,9 @@ size_t Layout::slot(int r, Buffer b, uint32_t c, uint32_t j) const {
   switch (b) {
     case Buffer::Input:
       if (!plan_.in_place) return base + main_ + j;
-      return base + (in_ < out_ ? static_cast<size_t>(r) * in_ : 0) + j;
+      return base + (in_ < out_ ? position_of(r, c) * in_ : 0) + j;
     case Buffer::Output:
-      return base + (plan_.in_place && out_ < in_ ? static_cast<size_t>(r) * out_ : 0) + j;
+      return base + (plan_.in_place && out_ < in_ ? position_of(r, c) * out_ : 0) + j;
     default:
       return base + main_ + (plan_.in_place ? 0 : in_) + j;
   }
@@ -117,7 +142,7 @@ uint64_t Layout::initial(int r, uint32_t c, uint32_t j) const {
     case Collective::AllReduce:
     case Collective::ReduceScatter:
     case Collective::Reduce:
-      return id(c, j);
+      return id(c, block_at(c, j));
     case Collective::Broadcast:
       return r == root_ ? id(c, j) : kNothing;
     case Collective::AllGather:
@@ -141,7 +166,7 @@ Layout::Want Layout::expected(int r, uint32_t c, uint32_t j) const {
     case Collective::Broadcast:
       return {Want::PartOf, id(c, j), root_};
     case Collective::AllGather:
-      return {Want::PartOf, id(c, j), static_cast<int>(j / k_)};
+      return {Want::PartOf, id(c, block_at(c, j)), static_cast<int>(block_at(c, j) / k_)};
     case Collective::AllToAll: {
       const int src = static_cast<int>(j / k_);
       return {Want::PartOf, a2a_id(c, src, static_cast<uint64_t>(r) * k_ + j % k_), src};

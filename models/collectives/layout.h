@@ -53,6 +53,10 @@ class Layout {
 
  private:
   uint64_t id(uint32_t c, uint64_t b) const { return c * g_ + b; }
+  // The collective's block at position j of chunk c's data (Plan::slot_order), and the position of
+  // rank r's own slot.
+  uint64_t block_at(uint32_t c, uint32_t j) const;
+  uint64_t position_of(int r, uint32_t c) const;
   uint64_t a2a_id(uint32_t c, int src, uint64_t j) const {
     return (static_cast<uint64_t>(c) * n_ + static_cast<uint64_t>(src)) * g_ + j;
   }
@@ -62,10 +66,11 @@ class Layout {
   const int root_;
   const int n_;
   const uint32_t in_, out_, scratch_;
-  const uint32_t main_;     // the output array (in place: the larger buffer)
-  const size_t per_chunk_;  // slots per chunk
-  const uint64_t g_;        // the collective's blocks per chunk (the larger buffer)
-  uint32_t k_ = 1;          // blocks per rank slot (all-gather, reduce-scatter, all-to-all)
+  const uint32_t main_;             // the output array (in place: the larger buffer)
+  const size_t per_chunk_;          // slots per chunk
+  const uint64_t g_;                // the collective's blocks per chunk (the larger buffer)
+  uint32_t k_ = 1;                  // blocks per rank slot (all-gather, reduce-scatter, all-to-all)
+  std::vector<uint32_t> position_;  // per chunk and rank, the inverse of Plan::slot_order
 };
 
 }  // namespace wafersim::collectives

@@ -108,6 +108,12 @@ struct Plan {
   // small buffer is blocks [r x small, (r + 1) x small) of the large one (all-gather's input is its
   // slot of the output, reduce-scatter's output its slot of the input).
   bool in_place = true;
+  // Which of the collective's rank slots (a rank's share: all-gather's input, reduce-scatter's
+  // output) each position of a chunk's data holds: `chunks` x size() entries, chunk by chunk;
+  // empty when position p holds slot p. A rank's own slot sits at that slot's position of its
+  // buffer. Hierarchical reduce-scatters and all-gathers number positions by the dimensions' order
+  // (models/collectives/hierarchical.h), so rank r's share is not at position r.
+  std::vector<uint32_t> slot_order;
   // One plan per position in the communicator; or, when `rotation` is set, position 0's plan
   // alone, which every position p runs with its peers shifted by p. Ring algorithms on sizes that
   // divide evenly are rotational: a 1,024-rank all-reduce then holds one rank's ops, not 1,024.

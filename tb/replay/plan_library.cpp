@@ -100,13 +100,14 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
   try {
     if (!dims.empty()) {
       collectives::HierarchicalRequest h;
-      h.bytes = q.bytes;
+      h.collective = q.collective;
+      // All-gather's comm_size is one rank's input; the plan's buffer is the gathered output.
+      h.bytes = q.bytes * (q.collective == Collective::AllGather ? q.ranks : 1);
       h.splits = q.splits;
       h.dims = dims;
       h.order = config_.dimension_order;
       h.policy = config_.queue_policy;
-      entry.plan =
-          std::make_shared<const collectives::Plan>(collectives::build_hierarchical_all_reduce(h));
+      entry.plan = std::make_shared<const collectives::Plan>(collectives::build_hierarchical(h));
     } else if (impl.source == Implementation::Source::BuiltIn) {
       entry.plan = std::make_shared<const collectives::Plan>(collectives::build_plan(q));
     } else {
@@ -135,7 +136,10 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
 
 std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
     const collectives::CollectiveRequest& q, const Implementation& impl) const {
-  if (!topology_ || topology_->dims().size() < 2 || q.collective != Collective::AllReduce ||
+  const bool hierarchical = q.collective == Collective::AllReduce ||
+                            q.collective == Collective::ReduceScatter ||
+                            q.collective == Collective::AllGather;
+  if (!topology_ || topology_->dims().size() < 2 || !hierarchical ||
       impl.source != Implementation::Source::BuiltIn || q.ranks != topology_->npu_count())
     return {};
   std::vector<collectives::DimensionGroup> dims;
