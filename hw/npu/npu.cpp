@@ -20,7 +20,8 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
       rank_(rank),
       params_(params),
       cycle_(1.0 / params.clock_ghz, SC_NS),
-      callbacks_(callbacks) {
+      callbacks_(callbacks),
+      reducers_(static_cast<size_t>(std::max(1, params.reduce_engines))) {
   nic_ = std::make_unique<NetworkInterface>("nic", fabric, shared, callbacks_, from_network,
                                             to_network);
   nic_->on_delivered = [this](Message* m) { delivered(m); };
@@ -78,10 +79,14 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
     case CommandKind::Memory:
       run_on(memory_, stats_.memory_busy, cycles_for(c->bytes / params_.hbm_bandwidth_gbps), trans);
       return;
-    case CommandKind::Reduce:
-      run_on(reduce_, stats_.reduce_busy, cycles_for(c->bytes / params_.reduce_bandwidth_gbps),
+    case CommandKind::Reduce: {
+      auto first_free =
+          std::min_element(reducers_.begin(), reducers_.end(),
+                           [](const Engine& a, const Engine& b) { return a.free_at < b.free_at; });
+      run_on(*first_free, stats_.reduce_busy, cycles_for(c->bytes / params_.reduce_bandwidth_gbps),
              trans);
       return;
+    }
     case CommandKind::Send: {
       auto* m = new Message;
       m->id = (static_cast<uint64_t>(rank_) << 40) | next_message_id_++;

@@ -15,11 +15,13 @@
 namespace wafersim::hw {
 
 struct NpuParams {
-  double clock_ghz = 1.0;            // compute clock: compute and reduction times round up to it
-  double peak_tflops = 900;          // roofline peak, 1e12 operations/s
-  double hbm_bandwidth_gbps = 1600;  // roofline memory bandwidth and MEM nodes, 1e9 bytes/s
-  double reduce_bandwidth_gbps =
-      1600;  // bytes combined per second by the reduction engine, 1e9 B/s
+  double clock_ghz = 1.0;               // compute clock: compute and reduction times round up to it
+  double peak_tflops = 900;             // roofline peak, 1e12 operations/s
+  double hbm_bandwidth_gbps = 1600;     // roofline memory bandwidth and MEM nodes, 1e9 bytes/s
+  double reduce_bandwidth_gbps = 1600;  // bytes combined per second by a reduction engine, 1e9 B/s
+  // Reduction engines working side by side, each at reduce_bandwidth_gbps: a received block waits
+  // for the first one free.
+  int reduce_engines = 1;
 };
 
 enum class CommandKind { Compute, Memory, Send, Recv, Reduce };
@@ -103,7 +105,8 @@ class Npu : public sc_core::sc_module {
   const sc_core::sc_time cycle_;
   CallbackQueue& callbacks_;
   std::unique_ptr<NetworkInterface> nic_;
-  Engine compute_, reduce_, memory_;
+  Engine compute_, memory_;
+  std::vector<Engine> reducers_;  // params_.reduce_engines of them
   NpuStats stats_;
   uint64_t next_message_id_ = 0;
   MatchQueues<Message*> mailbox_;                  // arrived, unclaimed

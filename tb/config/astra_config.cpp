@@ -299,6 +299,9 @@ PlatformSpec load_astra_platform(const std::string& network_yml, const std::stri
   spec.npu.peak_tflops = 900;
   spec.npu.hbm_bandwidth_gbps = 1600;
   spec.npu.reduce_bandwidth_gbps = reduce_rate(spec.npu.hbm_bandwidth_gbps);
+  // ASTRA-sim reduces every received block on its own, however many arrive at once (a direct
+  // reduce-scatter's 7, both dimensions' phases): as many engines as that can need.
+  spec.npu.reduce_engines = 64;
   read_network(spec, network_yml);
   read_system(spec, system_json);
   // ASTRA-sim opens custom collectives from the current directory; system files copied with their

@@ -220,6 +220,7 @@ const std::map<std::string, Setter>& setters() {
        number(FIELD(npu.hbm_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
       {"npu.reduce_bandwidth_gbps",
        number(FIELD(npu.reduce_bandwidth_gbps), kMinBandwidthGbps, true, 1e9)},
+      {"npu.reduce_engines", number(FIELD(npu.reduce_engines), 1, true, 1024)},
       {"npu.compute_model", choice(FIELD(compute), {{"duration", ComputeModel::Duration},
                                                     {"roofline", ComputeModel::Roofline}})},
       {"npu.compute_order", choice(FIELD(compute_order), {{"node_id", ComputeOrder::NodeId},
