@@ -223,12 +223,10 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
   // Each dimension's algorithm must serve the phases it will run, on its group's size: said here,
   // naming the dimension, rather than from deep inside the first phase that fails.
   for (size_t d = 0; d < q.dims.size(); ++d) {
-    const std::vector<Collective> kinds =
-        q.collective == Collective::AllReduce && q.order == DimensionOrder::AllReduceEach
-            ? std::vector<Collective>{Collective::AllReduce}
-        : q.collective == Collective::AllReduce
-            ? std::vector<Collective>{Collective::ReduceScatter, Collective::AllGather}
-            : std::vector<Collective>{q.collective};
+    // The phases it will run: an all-reduce's two halves, or the collective itself.
+    std::vector<Collective> kinds = {q.collective};
+    if (q.collective == Collective::AllReduce && q.order != DimensionOrder::AllReduceEach)
+      kinds = {Collective::ReduceScatter, Collective::AllGather};
     for (Collective kind : kinds) {
       CollectiveRequest probe;
       probe.collective = kind;
