@@ -39,6 +39,18 @@ double to_double(const std::string& v) {
   throw std::invalid_argument("not a number: '" + v + "'");
 }
 
+// A value given once for every dimension or once per dimension: "ring" or "ring,direct,ring".
+std::vector<std::string> per_dimension(const std::string& value) {
+  std::vector<std::string> items;
+  size_t from = 0;
+  for (;;) {
+    const size_t comma = value.find(',', from);
+    items.push_back(value.substr(from, comma == std::string::npos ? comma : comma - from));
+    if (comma == std::string::npos) return items;
+    from = comma + 1;
+  }
+}
+
 // A numeric key: its lower bound (inclusive or not) and its upper bound (inclusive), which keeps
 // every run within the time and memory this machine has (docs/config.md, "Limits").
 template <typename Field>
@@ -67,15 +79,10 @@ Setter number(Field field, double min, bool inclusive, double max) {
 Setter active_chunks() {
   return [](PlatformSpec& s, const std::string& v) {
     std::vector<int> limits;
-    size_t from = 0;
-    for (;;) {
-      const size_t comma = v.find(',', from);
-      const std::string item = v.substr(from, comma == std::string::npos ? comma : comma - from);
+    for (const std::string& item : per_dimension(v)) {
       int limit = 0;
       number([&limit](PlatformSpec&) -> int& { return limit; }, 0, true, kMaxSplits)(s, item);
       limits.push_back(limit);
-      if (comma == std::string::npos) break;
-      from = comma + 1;
     }
     s.collectives.active_chunks = limits.front();
     s.collectives.active_chunks_per_dim = limits.size() > 1 ? limits : std::vector<int>{};
@@ -309,11 +316,7 @@ Implementation implementation_from_string(const std::string& text) {
       return impl;
     }
   impl.named = true;
-  // One name, or one per dimension separated by commas.
-  size_t from = 0;
-  for (;;) {
-    const size_t comma = text.find(',', from);
-    const std::string name = text.substr(from, comma == std::string::npos ? comma : comma - from);
+  for (const std::string& name : per_dimension(text)) {
     try {
       impl.per_dim.push_back(collectives::algorithm_from_string(name));
     } catch (const std::invalid_argument&) {
@@ -322,8 +325,6 @@ Implementation implementation_from_string(const std::string& text) {
                                   "pairwise, tacos, msccl:FILE, chakra:PREFIX, or one built-in "
                                   "name per dimension separated by commas)");
     }
-    if (comma == std::string::npos) break;
-    from = comma + 1;
   }
   impl.algorithm = impl.per_dim.front();
   if (impl.per_dim.size() == 1) impl.per_dim.clear();
