@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "models/collectives/hierarchical.h"
 #include "models/collectives/msccl.h"
 #include "models/collectives/symbolic.h"
 #include "tb/chakra/trace.h"
@@ -100,6 +101,9 @@ void expect_same(const Plan& a, const Plan& b, const std::string& what, bool sam
                                 abs(d.dst, d.dst_first), d.reduce),
                 std::make_tuple(e.chunk, e.src, e.src_first, e.dst, e.dst_first, e.reduce))
           << at;
+      EXPECT_EQ(std::make_tuple(d.src_runs.run, d.src_runs.every, d.dst_runs.run, d.dst_runs.every),
+                std::make_tuple(e.src_runs.run, e.src_runs.every, e.dst_runs.run, e.dst_runs.every))
+          << at;
     }
   }
   EXPECT_EQ(pairing(a), pairing(b)) << what;
@@ -180,6 +184,32 @@ TEST(MscclExport, BuiltInPlansRoundTrip) {
         return true;
       });
   EXPECT_GT(checked, 60);
+}
+
+// A hierarchical all-to-all names strided blocks (each phase transposes the data): a Chakra graph
+// carries the runs and reads back into the same plan, still proved; MSCCL, whose steps name
+// contiguous chunks, refuses it by name.
+TEST(ChakraGraph, StridedBlocksRoundTripAndMscclRefusesThem) {
+  HierarchicalRequest q;
+  q.collective = Collective::AllToAll;
+  q.dims = {{2, Algorithm::Direct, 100}, {3, Algorithm::Direct, 50}, {2, Algorithm::Direct, 25}};
+  q.bytes = 12007;
+  const Plan plan = build_hierarchical(q);
+  bool strided = false;
+  for (const RankPlan& rp : plan.ranks)
+    for (const DataRef& d : rp.data) strided |= d.src_runs.strided() || d.dst_runs.strided();
+  ASSERT_TRUE(strided);
+  const std::string prefix = wafersim::testing::temp_dir("strided") + "/a2a";
+  tb::write_chakra_collective(plan, q.collective, prefix);
+  const tb::ChakraCollective back = tb::read_chakra_collective(prefix);
+  expect_same(plan, back.plan, "hierarchical all_to_all");
+  EXPECT_EQ(check_plan(back.plan, Collective::AllToAll), "");
+  try {
+    msccl::from_plan(plan, Collective::AllToAll, "x");
+    ADD_FAILURE() << "strided blocks were written as MSCCL";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("strided runs"), std::string::npos) << e.what();
+  }
 }
 
 // What MSCCL cannot say is refused: several chunks, and a Chakra graph's timed compute.

@@ -204,6 +204,84 @@ TEST(Hierarchical, RefusesHalvingDoublingOnAGroupThatIsNotAPowerOfTwo) {
   EXPECT_EQ(check_plan(build_hierarchical(q), Collective::AllReduce), "");
 }
 
+// A hierarchical all-to-all moves each block through the dimensions where its source and
+// destination differ, one phase per dimension, the data transposed between phases (strided block
+// sets). The symbolic executor proves every rank ends with each source's block for it, in every
+// shape, algorithm and limit of chunks in flight; and every block (s, t), of share(chunk, n, t)
+// bytes, is sent once per dimension in which s and t differ, so the bytes sent add up to that.
+TEST(Hierarchical, AllToAllMovesEachBlockOnceThroughEveryDimensionItCrosses) {
+  const std::vector<Dims> platforms = {
+      {{4, Algorithm::Direct, 100}, {2, Algorithm::Direct, 50}},
+      {{2, Algorithm::Pairwise, 200}, {3, Algorithm::Direct, 100}, {2, Algorithm::Pairwise, 50}},
+      {{3, Algorithm::Direct, 175}, {1, Algorithm::Direct, 100}, {4, Algorithm::Pairwise, 50}},
+  };
+  for (const Dims& dims : platforms)
+    for (int active : {0, 1, 2})
+      for (int splits : {1, 5}) {
+        HierarchicalRequest q;
+        q.collective = Collective::AllToAll;
+        q.dims = dims;
+        for (DimensionGroup& d : q.dims) d.active_chunks = active;
+        q.bytes = 100003;  // blocks of unequal sizes
+        q.splits = splits;
+        const Plan plan = build_hierarchical(q);
+        const std::string what = plan.algorithm + " active " + std::to_string(active) + " splits " +
+                                 std::to_string(splits);
+        EXPECT_EQ(check_plan(plan, Collective::AllToAll), "") << what;
+        int n = 1;
+        for (const DimensionGroup& d : dims) n *= d.size;
+        uint64_t expected = 0;
+        for (int c = 0; c < splits; ++c)
+          for (int src = 0; src < n; ++src)
+            for (int dst = 0; dst < n; ++dst) {
+              int crossed = 0;
+              for (int d = 0, stride = 1; d < static_cast<int>(dims.size());
+                   stride *= dims[d].size, ++d)
+                crossed += src / stride % dims[d].size != dst / stride % dims[d].size;
+              expected += share(share(q.bytes, splits, c), n, dst) * crossed;
+            }
+        EXPECT_EQ(plan.bytes_sent(), expected) << what;
+      }
+}
+
+// The checker reads the strides: a receive that files its blocks one place off is caught, and so
+// is a set of runs that does not fit its buffer.
+TEST(Hierarchical, AllToAllStridesAreChecked) {
+  HierarchicalRequest q;
+  q.collective = Collective::AllToAll;
+  q.dims = {{2, Algorithm::Direct, 100}, {4, Algorithm::Direct, 50}};
+  q.bytes = 1 << 16;
+  const Plan plan = build_hierarchical(q);
+  ASSERT_EQ(check_plan(plan, Collective::AllToAll), "");
+  // The first phase's receives (over dimension 0, of 2 NPUs) file the blocks from a peer one in
+  // every 2: the source's digit 0 is the lowest of the numbering after it (the second phase's
+  // blocks per peer are in a row).
+  auto find_strided_receive = [](Plan& p) -> DataRef& {
+    for (size_t k = 0; k < p.ranks[0].ops.size(); ++k)
+      if (p.ranks[0].ops[k].kind == OpKind::Recv && p.ranks[0].data[k].dst_runs.strided())
+        return p.ranks[0].data[k];
+    throw std::logic_error("no strided receive");
+  };
+  Plan shifted = plan;
+  DataRef& receive = find_strided_receive(shifted);
+  EXPECT_EQ(receive.count, 4u);
+  EXPECT_EQ(receive.dst_runs.run, 1);
+  EXPECT_EQ(receive.dst_runs.every, 2);
+  receive.dst_first += 1;
+  EXPECT_NE(check_plan(shifted, Collective::AllToAll), "");
+  Plan overflowing = plan;
+  find_strided_receive(overflowing).dst_runs.every = 3;  // blocks up to 3 x 3 of 8
+  EXPECT_NE(check_plan(overflowing, Collective::AllToAll).find("do not fit"), std::string::npos);
+  // A ring is not an all-to-all phase: named, with its dimension.
+  q.dims[1].algorithm = Algorithm::Ring;
+  try {
+    build_hierarchical(q);
+    ADD_FAILURE() << "a ring all-to-all phase was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("dimension 1"), std::string::npos) << e.what();
+  }
+}
+
 // A size the splits do not divide leaves some chunks a byte larger than the rest. That byte must
 // not change Themis's choices: the same dimension orders and service orders as for the size
 // rounded down to a multiple of the splits (4d_ring_fc_ring_switch's per-NPU bandwidths).

@@ -22,13 +22,26 @@ std::string ring4x8(const std::string& workload, const std::string& fidelity,
          " --fidelity " + fidelity + " --set fabric.endpoint_delay_cycles=0 " + sets;
 }
 
-std::string all_reduce(const std::string& dir, uint64_t bytes, int ranks) {
+// A microbenchmark of one collective (an all-reduce unless told) in `dir`.
+std::string microbenchmark(const std::string& dir, uint64_t bytes, int ranks,
+                           chakra::CollectiveKind kind = chakra::CollectiveKind::AllReduce) {
   chakra::MicrobenchmarkSpec spec;
+  spec.collective = kind;
   spec.ranks = ranks;
   spec.bytes = bytes;
   chakra::write_microbenchmark(dir + "/ar", spec);
   return dir + "/ar";
 }
+
+// configs/astra-sim's FullyConnected 8 x Switch 8 platform with direct_halving_doubling.json (one
+// chunk, reductions free), in data mode; and its links in bytes per ns (ASTRA-sim's GB/s are 2^30
+// bytes).
+nlohmann::json fc8_switch8(const std::string& workload, const std::string& fidelity) {
+  return run_report("--astra-network " + source("configs/astra-sim/fc8_switch8.yml") +
+                    " --astra-system " + source("configs/astra-sim/direct_halving_doubling.json") +
+                    " --workload " + workload + " --fidelity " + fidelity + " --data");
+}
+constexpr double kFcLink = 50 * 1073741824.0 / 1e9, kSwitchLink = 100 * 1073741824.0 / 1e9;
 
 // ASTRA-sim's own 2-D torus files, as they are, with the run's other options.
 std::string astra_torus(const std::string& options) {
@@ -51,7 +64,7 @@ constexpr double kTorusLink = 80 * 1073741824.0 / 1e9;
 TEST(MultiDim, HierarchicalRingAllReduceMatchesTheClosedForm) {
   const double s = 8388608;
   const double expected = 2 * (3 * (s / 4 / 100 + 500) + 7 * (s / 32 / 50 + 500));
-  const std::string w = all_reduce(temp_dir("ar"), 8388608, 32);
+  const std::string w = microbenchmark(temp_dir("ar"), 8388608, 32);
   for (const char* fidelity : {"message", "packet", "flit"}) {
     auto r = run_report(ring4x8(w, fidelity,
                                 "collectives.dataset_splits=1 npu.reduce_bandwidth_gbps=1e6 "
@@ -73,7 +86,7 @@ TEST(MultiDim, HierarchicalRingAllReduceMatchesTheClosedForm) {
 // Every order and policy computes the right values. (Themis is not asserted faster here: with 4
 // chunks its greedy ordering cannot balance dimensions 0 and 1 better than ascending does.)
 TEST(MultiDim, ChunksPipelineAcrossDimensionsAndEveryOrderIsCorrect) {
-  const std::string w = all_reduce(temp_dir("ar"), 8388608, 32);
+  const std::string w = microbenchmark(temp_dir("ar"), 8388608, 32);
   const double one = run_report(
       ring4x8(w, "message", "collectives.dataset_splits=1"))["collectives"][0]["duration_ns"];
   for (const char* sets :
@@ -120,7 +133,7 @@ TEST(MultiDim, TwoDimensionsMeetingOnALinkCongestAndSeparatePortsDoNot) {
 // for this run (built from its source, scripts/astra-sim-compare.sh).
 TEST(MultiDim, AstraSimTwoDimensionalTorusTakesTheAnalyticalTime) {
   const uint64_t s = 64 << 20;
-  const std::string w = all_reduce(temp_dir("ar"), s, 32);
+  const std::string w = microbenchmark(temp_dir("ar"), s, 32);
   const double expected = analytical::ring_all_reduce_ns(s, 4, 1, 1000, kTorusLink, 50.0 / 3) +
                           analytical::ring_all_reduce_ns(s / 4, 8, 1, 1000, kTorusLink, 50.0 / 3);
   EXPECT_NEAR(expected, 5434390, 0.001 * 5434390);
@@ -141,7 +154,7 @@ TEST(MultiDim, AstraSimTwoDimensionalTorusTakesTheAnalyticalTime) {
 // (local-mem-bw 10^6).
 TEST(MultiDim, OneChunkPhaseAtATimePerDimensionAsAstraSim) {
   const uint64_t s = 64 << 20;
-  const std::string w = all_reduce(temp_dir("ar"), s, 32);
+  const std::string w = microbenchmark(temp_dir("ar"), s, 32);
   const double expected = 4 * 2 * 3 * (1000 + s / 16.0 / kTorusLink);
   EXPECT_NEAR(expected, 1196048, 0.001 * 1196048);
   for (const char* fidelity : {"message", "packet"}) {
@@ -159,7 +172,7 @@ TEST(MultiDim, OneChunkPhaseAtATimePerDimensionAsAstraSim) {
 // wait for each other, and the all-reduce takes longer (4,471,125 ns, +6%).
 TEST(MultiDim, ReductionsOfBothDimensionsRunSideBySideAsInAstraSim) {
   const uint64_t s = 64 << 20;
-  const std::string w = all_reduce(temp_dir("ar"), s, 32);
+  const std::string w = microbenchmark(temp_dir("ar"), s, 32);
   const std::string run =
       "--workload " + w + " --fidelity message --set collectives.dataset_splits=4";
   const double side_by_side = run_report(astra_torus(run))["collectives"][0]["duration_ns"];
@@ -179,7 +192,7 @@ TEST(MultiDim, ReductionsOfBothDimensionsRunSideBySideAsInAstraSim) {
 // router with so few VCs has too.
 TEST(MultiDim, BothRingDirectionsShareTheNicPortWithoutSlowingEachOther) {
   const uint64_t s = 64 << 20;
-  const std::string w = all_reduce(temp_dir("ar"), s, 32);
+  const std::string w = microbenchmark(temp_dir("ar"), s, 32);
   const double expected = 4 * 3 * (1000 + s / 16.0 / kTorusLink);
   for (const char* fidelity : {"message", "packet"}) {
     auto r = run_report(astra_torus("--workload " + w + " --fidelity " + fidelity +
@@ -266,17 +279,36 @@ INSTANTIATE_TEST_SUITE_P(
 //   T = 2 (500 + (S/8) / B0) + 2 (6 x 500 + (7 S/64) / B1).
 TEST(MultiDim, FullyConnectedTimesSwitchTakesTheAnalyticalTime) {
   const uint64_t s = 64 << 20;
-  const std::string w = all_reduce(temp_dir("ar"), s, 64);
-  const double b0 = 50 * 1073741824.0 / 1e9, b1 = 100 * 1073741824.0 / 1e9;
-  const double expected = 2 * (500 + s / 8.0 / b0) + 2 * (6 * 500 + 7.0 * s / 64 / b1);
+  const std::string w = microbenchmark(temp_dir("ar"), s, 64);
+  const double expected =
+      2 * (500 + s / 8.0 / kFcLink) + 2 * (6 * 500 + 7.0 * s / 64 / kSwitchLink);
   for (const char* fidelity : {"message", "packet"}) {
-    auto r =
-        run_report("--astra-network " + source("configs/astra-sim/fc8_switch8.yml") +
-                   " --astra-system " + source("configs/astra-sim/direct_halving_doubling.json") +
-                   " --workload " + w + " --fidelity " + fidelity + " --data");
+    auto r = fc8_switch8(w, fidelity);
     EXPECT_EQ(r["data_check"]["status"], "pass") << fidelity;
     const auto& c = r["collectives"][0];
     EXPECT_EQ(c["algorithm"], "hierarchical(direct,halving_doubling;ascending,fifo)");
     EXPECT_NEAR(c["duration_ns"].get<double>(), expected, 0.01 * expected) << fidelity;
+  }
+}
+
+// An all-to-all goes through the dimensions one after the other (as in ASTRA-sim), on the same
+// FullyConnected 8 x Switch 8 files (direct on both, one chunk). On the block each NPU sends its 7
+// peers S/8 each, every message over its own link: 500 ns + (S/8) / B0. Through the switch it sends
+// them 7 x S/8 over its one link to the switch, and receives as much over its one link back:
+// 2 x 500 ns + (7 S/8) / B1. So T = 500 + (S/8) / B0 + 1,000 + (7 S/8) / B1. (ASTRA-sim's
+// congestion-unaware backend gives each of the 7 messages the switch link to itself: it reports
+// 235,915 ns, where this formula gives 704,625; docs/validation.md.)
+TEST(MultiDim, HierarchicalAllToAllTakesTheClosedFormTime) {
+  const uint64_t s = 64 << 20;
+  const std::string w = microbenchmark(temp_dir("a2a"), s, 64, chakra::CollectiveKind::AllToAll);
+  const double expected = 500 + s / 8.0 / kFcLink + 1000 + 7.0 * s / 8 / kSwitchLink;
+  for (const char* fidelity : {"message", "packet"}) {
+    auto r = fc8_switch8(w, fidelity);
+    EXPECT_EQ(r["data_check"]["status"], "pass") << fidelity;
+    const auto& c = r["collectives"][0];
+    EXPECT_EQ(c["algorithm"], "hierarchical(direct,direct;ascending,fifo)");
+    EXPECT_NEAR(c["duration_ns"].get<double>(), expected, 0.01 * expected) << fidelity;
+    // Each NPU sends S 7/8 in each dimension.
+    EXPECT_EQ(r["npus"][0]["bytes_sent"].get<uint64_t>(), 2 * s * 7 / 8) << fidelity;
   }
 }

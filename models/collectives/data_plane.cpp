@@ -109,20 +109,20 @@ float DataPlane::round(double v) const {
   return static_cast<float>(v);
 }
 
-DataPlane::Values DataPlane::read(int p, uint32_t k, Buffer b, uint32_t first) {
-  if (b == Buffer::Relay) {
-    auto it = relays_.find((static_cast<uint64_t>(p) << 32) | first);
+DataPlane::Values DataPlane::read(int p, uint32_t k, Side side) {
+  const DataRef& d = layout_.plan().of(p).data[k];
+  if (d.buffer(side) == Buffer::Relay) {
+    auto it = relays_.find((static_cast<uint64_t>(p) << 32) | d.first(side));
     if (it == relays_.end())
       throw std::logic_error(layout_.where(p, k) + " forwards a relay that holds nothing");
     return it->second;
   }
-  const DataRef& d = layout_.plan().of(p).data[k];
-  const std::string problem = layout_.blocks(p, k, b, first, index_);
+  const std::string problem = layout_.blocks(p, k, side, index_);
   if (!problem.empty()) throw std::logic_error(problem);
   Values out;
   out.reserve(index_.size() * elements_);
   for (uint32_t j : index_) {
-    const float* v = at(p, b, d.chunk, j);
+    const float* v = at(p, d.buffer(side), d.chunk, j);
     out.insert(out.end(), v, v + elements_);
   }
   return out;
@@ -134,7 +134,7 @@ void DataPlane::write(int p, uint32_t k, Values&& values) {
     relays_[(static_cast<uint64_t>(p) << 32) | k] = std::move(values);
     return;
   }
-  const std::string problem = layout_.blocks(p, k, d.dst, d.dst_first, index_);
+  const std::string problem = layout_.blocks(p, k, Side::Destination, index_);
   if (!problem.empty()) throw std::logic_error(problem);
   if (values.size() != index_.size() * elements_)
     throw std::logic_error(layout_.where(p, k) + " receives a message of another size");
@@ -153,8 +153,7 @@ void DataPlane::add(Values& into, const Values& part) const {
 void DataPlane::issued(int p, uint32_t k) {
   const Op& op = layout_.plan().of(p).ops[k];
   if (op.kind != OpKind::Send) return;
-  const DataRef& d = layout_.plan().of(p).data[k];
-  messages_[{p, layout_.plan().peer_of(p, op), op.tag}].push_back(read(p, k, d.src, d.src_first));
+  messages_[{p, layout_.plan().peer_of(p, op), op.tag}].push_back(read(p, k, Side::Source));
 }
 
 void DataPlane::finished(int p, uint32_t k) {
@@ -167,7 +166,7 @@ void DataPlane::finished(int p, uint32_t k) {
       Values payload = std::move(queue.front());
       queue.pop_front();
       if (d.reduce) {
-        Values local = read(p, k, d.src, d.src_first);
+        Values local = read(p, k, Side::Source);
         add(local, payload);
         payload = std::move(local);
       }
@@ -175,12 +174,12 @@ void DataPlane::finished(int p, uint32_t k) {
       return;
     }
     case OpKind::Copy:
-      if (d.count > 0) write(p, k, read(p, k, d.src, d.src_first));
+      if (d.count > 0) write(p, k, read(p, k, Side::Source));
       return;
     case OpKind::Reduce:
       if (d.count > 0) {
-        Values into = read(p, k, d.dst, d.dst_first);
-        add(into, read(p, k, d.src, d.src_first));
+        Values into = read(p, k, Side::Destination);
+        add(into, read(p, k, Side::Source));
         write(p, k, std::move(into));
       }
       return;

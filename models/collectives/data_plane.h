@@ -53,7 +53,7 @@ class DataPlane {
   using Values = std::vector<float>;
   float input_value(int rank, uint64_t block, uint32_t e) const;
   float round(double v) const;
-  Values read(int p, uint32_t k, Buffer b, uint32_t first);
+  Values read(int p, uint32_t k, Side side);
   void write(int p, uint32_t k, Values&& values);
   void add(Values& into, const Values& part) const;
   const Values& reference_sum(uint64_t block);

@@ -40,6 +40,8 @@ double phase_traffic(const Phase& p, int n) {
       return s * (n - 1) / n;
     case Collective::AllGather:
       return s * (n - 1);
+    case Collective::AllToAll:
+      return s * (n - 1) / n;
     default:
       return 2 * s * (n - 1) / n;
   }
@@ -125,6 +127,10 @@ Schedule schedule_collective(const HierarchicalRequest& q) {
     if (all_reduce && q.order == DimensionOrder::AllReduceEach) {
       for (int d : order)
         if (q.dims[d].size > 1) phases.push_back({Collective::AllReduce, d, chunk});
+    } else if (q.collective == Collective::AllToAll) {
+      // Every phase moves the whole chunk, a share of it to each peer of the dimension.
+      for (int d : order)
+        if (q.dims[d].size > 1) phases.push_back({Collective::AllToAll, d, chunk});
     } else {
       // The reduce-scatter half shrinks the data by each size, the all-gather half grows it back.
       uint64_t s = chunk;
@@ -202,9 +208,149 @@ Schedule schedule_collective(const HierarchicalRequest& q) {
   return schedule;
 }
 
+namespace {
+
+// A hierarchical all-to-all's data between phases. Block (s, t) of a chunk goes from rank s to
+// rank t and holds share(chunk bytes, n, t) bytes. Once the dimensions marked `done` have run,
+// a rank holds the blocks whose destinations share its coordinates in them and whose sources share
+// its coordinates in the others, numbered by the digits [destination digits of the dimensions
+// still to run][source digits of those done], each part highest dimension first. Before the first
+// phase that is the input (block t goes to t), after the last the output (block s came from s).
+// A phase over dimension d sends each peer the blocks whose destination digit d is the peer's, and
+// files what arrives from a peer as the blocks whose source digit d is the peer's: both strided
+// sets, enumerated in the same order, so no message needs unpacking.
+class AllToAllStage {
+ public:
+  AllToAllStage(const std::vector<DimensionGroup>& dims, const std::vector<int>& stride,
+                std::vector<bool> done)
+      : dims_(dims), stride_(stride), done_(std::move(done)) {
+    for (const DimensionGroup& d : dims_) ranks_ *= static_cast<uint32_t>(d.size);
+  }
+
+  // The weight of dimension d's destination digit (d still to run) before it runs, and of its
+  // source digit once it has run (counting d as done).
+  uint32_t destination_weight(int d) const {
+    uint32_t w = 1;
+    for (size_t i = 0; i < dims_.size(); ++i)
+      if (done_[i] || static_cast<int>(i) < d) w *= static_cast<uint32_t>(dims_[i].size);
+    return w;
+  }
+  uint32_t source_weight(int d) const {
+    uint32_t w = 1;
+    for (int i = 0; i < d; ++i)
+      if (done_[i]) w *= static_cast<uint32_t>(dims_[i].size);
+    return w;
+  }
+
+  // The blocks whose digit of weight `weight` in dimension d is `value`: a ref side's first block
+  // and runs.
+  std::pair<uint32_t, Runs> digit_set(int d, uint32_t weight, int value) const {
+    const uint32_t count = ranks_ / static_cast<uint32_t>(dims_[d].size);
+    const Runs runs = weight == count ? Runs{}
+                                      : Runs{static_cast<uint16_t>(weight),
+                                             static_cast<uint16_t>(weight * dims_[d].size)};
+    return {static_cast<uint32_t>(value) * weight, runs};
+  }
+
+  // The bytes of the blocks rank `r` holds whose destination digit d is `value`, in a chunk of
+  // `chunk_bytes`: those of every destination t with t's coordinates of the done dimensions
+  // r's and t's coordinate d `value`, once per source the done dimensions hold.
+  uint64_t bytes(int r, int d, int value, uint64_t chunk_bytes) const {
+    uint64_t sources = 1, destinations = 1;
+    for (size_t i = 0; i < dims_.size(); ++i) {
+      if (done_[i])
+        sources *= static_cast<uint64_t>(dims_[i].size);
+      else if (static_cast<int>(i) != d)
+        destinations *= static_cast<uint64_t>(dims_[i].size);
+    }
+    // share(): the first chunk_bytes mod n destinations carry a byte more.
+    const uint64_t larger = below(r, d, value, chunk_bytes % ranks_);
+    return sources * (destinations * (chunk_bytes / ranks_) + larger);
+  }
+
+ private:
+  // How many of those destinations are below `limit`: digit by digit from the highest dimension,
+  // a fixed digit under the limit's admits every value of the free digits below it.
+  uint64_t below(int r, int d, int value, uint64_t limit) const {
+    uint64_t count = 0;
+    for (int i = static_cast<int>(dims_.size()) - 1; i >= 0; --i) {
+      const uint64_t n = static_cast<uint64_t>(dims_[i].size);
+      const uint64_t digit = limit / static_cast<uint64_t>(stride_[i]) % n;
+      uint64_t free_below = 1;
+      for (int k = 0; k < i; ++k)
+        if (!done_[k] && k != d) free_below *= static_cast<uint64_t>(dims_[k].size);
+      const bool fixed = done_[i] || i == d;
+      if (!fixed) {
+        count += digit * free_below;
+        continue;
+      }
+      const uint64_t f = i == d ? static_cast<uint64_t>(value)
+                                : static_cast<uint64_t>(r / stride_[i] % dims_[i].size);
+      if (f < digit) return count + free_below;
+      if (f > digit) return count;
+    }
+    return count;
+  }
+
+  const std::vector<DimensionGroup>& dims_;
+  const std::vector<int>& stride_;
+  const std::vector<bool> done_;
+  uint32_t ranks_ = 1;
+};
+
+// One all-to-all phase over dimension d for the group `members` (coordinate i of d at members[i]),
+// from buffer `from` into `to`: each rank sends every peer its share (all at once with direct,
+// one peer at a time at growing distance with pairwise) and copies its own share across.
+void write_all_to_all_phase(Plan& plan, const AllToAllStage& stage, const std::vector<int>& members,
+                            int d, Algorithm algorithm, uint32_t chunk, uint64_t chunk_bytes,
+                            Buffer from, Buffer to, uint32_t tag,
+                            const std::vector<int64_t>& gates) {
+  const int n = static_cast<int>(members.size());
+  const uint32_t count = plan.blocks_per_chunk / static_cast<uint32_t>(n);
+  const uint32_t sent_weight = stage.destination_weight(d);
+  const uint32_t kept_weight = stage.source_weight(d);
+  for (int i = 0; i < n; ++i) {
+    const int r = members[i];
+    RankPlan& rp = plan.ranks[r];
+    auto after = [&](int64_t previous) {
+      if (previous >= 0) return std::vector<uint32_t>{static_cast<uint32_t>(previous)};
+      if (gates[r] >= 0) return std::vector<uint32_t>{static_cast<uint32_t>(gates[r])};
+      return std::vector<uint32_t>{};
+    };
+    // The blocks whose destination digit is `sent_to` (in `from`) and whose source digit is
+    // `came_from` (in `to`); a send names only its source, a receive only its destination.
+    auto source = [&](int sent_to) { return stage.digit_set(d, sent_weight, sent_to); };
+    auto destination = [&](int came_from) { return stage.digit_set(d, kept_weight, came_from); };
+    auto ref = [&](Buffer src, std::pair<uint32_t, Runs> read, Buffer dst,
+                   std::pair<uint32_t, Runs> written) {
+      DataRef data{chunk, read.first, written.first, count, src, dst, false};
+      data.src_runs = read.second;
+      data.dst_runs = written.second;
+      return data;
+    };
+    rp.add({OpKind::Copy, -1, stage.bytes(r, d, i, chunk_bytes), 0}, after(-1),
+           ref(from, source(i), to, destination(i)));
+    int64_t sent = -1, received = -1;
+    const bool chained = algorithm == Algorithm::Pairwise;
+    for (int k = 1; k < n; ++k) {
+      const int to_peer = (i + k) % n, from_peer = (i - k + n) % n;
+      const int64_t send =
+          rp.add({OpKind::Send, members[to_peer], stage.bytes(r, d, to_peer, chunk_bytes), tag},
+                 after(chained ? sent : -1), ref(from, source(to_peer), from, source(to_peer)));
+      const int64_t recv =
+          rp.add({OpKind::Recv, members[from_peer], stage.bytes(r, d, i, chunk_bytes), tag},
+                 after(chained ? received : -1),
+                 ref(to, destination(from_peer), to, destination(from_peer)));
+      sent = send, received = recv;
+    }
+  }
+}
+
+}  // namespace
+
 Plan build_hierarchical(const HierarchicalRequest& q) {
   if (q.collective != Collective::AllReduce && q.collective != Collective::ReduceScatter &&
-      q.collective != Collective::AllGather)
+      q.collective != Collective::AllGather && q.collective != Collective::AllToAll)
     throw std::invalid_argument(std::string("no hierarchical ") + to_string(q.collective));
   if (q.dims.empty()) throw std::invalid_argument("a hierarchical collective needs dimensions");
   if (q.bytes == 0) throw std::invalid_argument("a collective needs a size above 0 bytes");
@@ -227,6 +373,14 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
     std::vector<Collective> kinds = {q.collective};
     if (q.collective == Collective::AllReduce && q.order != DimensionOrder::AllReduceEach)
       kinds = {Collective::ReduceScatter, Collective::AllGather};
+    // An all-to-all phase is written here (the data is transposed phase by phase), as a direct or
+    // pairwise exchange.
+    if (q.collective == Collective::AllToAll && q.dims[d].size > 1 &&
+        q.dims[d].algorithm != Algorithm::Direct && q.dims[d].algorithm != Algorithm::Pairwise)
+      throw std::invalid_argument("dimension " + std::to_string(d) +
+                                  ": a hierarchical all_to_all exchanges directly or pairwise "
+                                  "within a dimension, not with " +
+                                  to_string(q.dims[d].algorithm));
     for (Collective kind : kinds) {
       CollectiveRequest probe;
       probe.collective = kind;
@@ -261,8 +415,18 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
   if (q.collective == Collective::ReduceScatter) plan.output_blocks = 1;
   // The buffer that holds the whole chunk: a reduce-scatter's input, the others' output.
   const Buffer work = q.collective == Collective::ReduceScatter ? Buffer::Input : Buffer::Output;
-  plan.in_place = true;
+  const bool all_to_all = q.collective == Collective::AllToAll;
+  plan.in_place = !all_to_all;
   if (ranks == 1) return plan;
+  // An all-to-all's phases go from the input through the output and the scratch in turn, the
+  // last into the output.
+  auto all_to_all_buffer = [&](size_t c, int p) {
+    const int last = static_cast<int>(schedule.chunks[c].size()) - 1;
+    return (last - p) % 2 == 0 ? Buffer::Output : Buffer::Scratch;
+  };
+  if (all_to_all)
+    for (const auto& phases : schedule.chunks)
+      if (phases.size() > 1) plan.scratch_blocks = static_cast<uint32_t>(ranks);
 
   const int count = static_cast<int>(q.dims.size());
   std::vector<int> stride(count, 1);
@@ -288,7 +452,7 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
     }
   }
   // Where each rank's share sits (Plan::slot_order): the number its places make, digit by digit.
-  if (!all_reduce) {
+  if (!all_reduce && !all_to_all) {
     plan.slot_order.resize(schedule.chunks.size() * static_cast<size_t>(ranks));
     for (size_t c = 0; c < schedule.chunks.size(); ++c)
       for (int r = 0; r < ranks; ++r) {
@@ -303,6 +467,61 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
   for (const auto& phases : schedule.chunks) most_phases = std::max(most_phases, phases.size());
   if (most_phases * static_cast<size_t>(span) >= 65536)
     throw std::invalid_argument("the dimensions are too large for one chunk's tags");
+
+  // Writes phase p of chunk c, over every group of its dimension; an op without dependencies
+  // waits for its rank's gate.
+  auto write_phase = [&](size_t c, int p, const std::vector<int64_t>& gates) {
+    const Phase& phase = schedule.chunks[c][p];
+    const int d = phase.dim, n = q.dims[d].size;
+    const uint64_t chunk_bytes = share(request.bytes, request.splits, c);
+    const uint32_t tag_offset = static_cast<uint32_t>(p * span);
+    // One group per set of the other dimensions' coordinates: the ranks at coordinate 0 of d
+    // stand for them.
+    std::vector<int> group_bases;
+    for (int r = 0; r < ranks; ++r)
+      if (coordinate(r, d) == 0) group_bases.push_back(r);
+    if (phase.collective == Collective::AllToAll) {
+      std::vector<bool> done(count, false);
+      for (int earlier = 0; earlier < p; ++earlier) done[schedule.chunks[c][earlier].dim] = true;
+      const AllToAllStage stage(q.dims, stride, done);
+      const Buffer from = p == 0 ? Buffer::Input : all_to_all_buffer(c, p - 1);
+      for (int r : group_bases) {
+        std::vector<int> members;
+        for (int i = 0; i < n; ++i) members.push_back(r + i * stride[d]);
+        write_all_to_all_phase(plan, stage, members, d, q.dims[d].algorithm,
+                               static_cast<uint32_t>(c), chunk_bytes, from, all_to_all_buffer(c, p),
+                               (static_cast<uint32_t>(c) << 16) + tag_offset, gates);
+      }
+      return;
+    }
+    // The blocks this phase works on: the chunk's blocks are numbered with its digits, so every
+    // phase's range is contiguous. A rank's range: fixed by its places in the dimensions of the
+    // digits before this phase's.
+    std::vector<int> before;  // digits before this phase's dimension
+    if (phase.collective != Collective::AllReduce)
+      for (int other : digits[c]) {
+        if (other == d) break;
+        before.push_back(other);
+      }
+    CollectiveRequest sub;
+    sub.collective = phase.collective;
+    sub.algorithm = q.dims[d].algorithm;
+    sub.ranks = n;
+    for (int r : group_bases) {
+      GroupView group;
+      uint32_t base = 0, size = static_cast<uint32_t>(ranks);
+      for (int b : before) {
+        size /= static_cast<uint32_t>(q.dims[b].size);
+        base += static_cast<uint32_t>(place(r, b, c)) * size;
+      }
+      group.base = base;
+      group.scale = size / static_cast<uint32_t>(n);
+      group.tag_offset = tag_offset;
+      for (int i = 0; i < n; ++i)
+        group.members.push_back(r + (reversed(c, d) ? n - 1 - i : i) * stride[d]);
+      write_group_phase(plan, group, sub, static_cast<uint32_t>(c), chunk_bytes, gates, work);
+    }
+  };
 
   // Per chunk and phase, per rank: the op that closes it (a Nop after its last ops).
   std::vector<std::vector<std::vector<int64_t>>> ends(schedule.chunks.size());
@@ -323,8 +542,6 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
       while (next[d] < schedule.served[d].size()) {
         const auto [c, p] = schedule.served[d][next[d]];
         if (p > 0 && ends[c][p - 1][0] < 0) break;  // its chunk's previous phase is not written
-        const Phase& phase = schedule.chunks[c][p];
-        const int n = q.dims[d].size;
         // This phase's waits, per rank: its chunk's previous phase, and (with a limit of chunks
         // in flight) the phase before it in its slot of this dimension.
         auto& slot = slot_last[d][static_cast<size_t>(c) % slot_last[d].size()];
@@ -341,37 +558,7 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
         }
         std::vector<size_t> first(ranks);
         for (int r = 0; r < ranks; ++r) first[r] = plan.ranks[r].ops.size();
-        // The blocks this phase works on: the chunk's blocks are numbered with its digits, so
-        // every phase's range is contiguous. A rank's range: fixed by its places in the
-        // dimensions of the digits before this phase's.
-        uint32_t range = static_cast<uint32_t>(ranks);
-        std::vector<int> before;  // digits before this phase's dimension
-        if (phase.collective != Collective::AllReduce)
-          for (int other : digits[c]) {
-            if (other == d) break;
-            before.push_back(other);
-          }
-        CollectiveRequest sub;
-        sub.collective = phase.collective;
-        sub.algorithm = q.dims[d].algorithm;
-        sub.ranks = n;
-        const uint64_t chunk_bytes = share(request.bytes, request.splits, c);
-        for (int r = 0; r < ranks; ++r) {
-          if (coordinate(r, d) != 0) continue;  // one group per set of other coordinates
-          GroupView group;
-          uint32_t base = 0, size = static_cast<uint32_t>(ranks);
-          for (int b : before) {
-            size /= static_cast<uint32_t>(q.dims[b].size);
-            base += static_cast<uint32_t>(place(r, b, c)) * size;
-          }
-          range = size;
-          group.base = base;
-          group.scale = range / static_cast<uint32_t>(n);
-          group.tag_offset = static_cast<uint32_t>(p * span);
-          for (int i = 0; i < n; ++i)
-            group.members.push_back(r + (reversed(c, d) ? n - 1 - i : i) * stride[d]);
-          write_group_phase(plan, group, sub, static_cast<uint32_t>(c), chunk_bytes, gates, work);
-        }
+        write_phase(c, p, gates);
         // The phase ends, on each rank, when its ops nothing else in it waits for have finished.
         for (int r = 0; r < ranks; ++r) {
           RankPlan& rp = plan.ranks[r];

@@ -120,9 +120,11 @@ std::string Layout::block_name(Buffer b, uint32_t c, uint32_t j) {
          to_string(b);
 }
 
-std::string Layout::blocks(int r, uint32_t k, Buffer b, uint32_t first,
-                           std::vector<uint32_t>& out) const {
+std::string Layout::blocks(int r, uint32_t k, Side side, std::vector<uint32_t>& out) const {
   const DataRef& d = plan_.of(r).data[k];
+  const Buffer b = d.buffer(side);
+  const uint32_t first = d.first(side);
+  const Runs runs = d.runs(side);
   const uint32_t size = size_of(b);
   out.clear();
   if (d.chunk >= plan_.chunks)
@@ -132,8 +134,17 @@ std::string Layout::blocks(int r, uint32_t k, Buffer b, uint32_t first,
     return where(r, k) + " names " + std::to_string(d.count) + " blocks from block " +
            std::to_string(first) + " of its " + to_string(b) + ", which holds " +
            std::to_string(size);
+  // In runs, the blocks must not overlap nor wrap onto each other.
+  const uint32_t run = runs.strided() ? runs.run : std::max<uint32_t>(d.count, 1);
+  const uint32_t every = runs.strided() ? runs.every : run;
+  if (runs.strided() &&
+      (d.count % run != 0 || every < run || uint64_t{every} * (d.count / run - 1) + run > size))
+    return where(r, k) + " names " + std::to_string(d.count) + " blocks of its " + to_string(b) +
+           " in runs of " + std::to_string(run) + " every " + std::to_string(every) +
+           ", which do not fit its " + std::to_string(size) + " blocks";
   const uint64_t start = plan_.absolute_first(r, b, first);
-  for (uint32_t t = 0; t < d.count; ++t) out.push_back(static_cast<uint32_t>((start + t) % size));
+  for (uint32_t t = 0; t < d.count; ++t)
+    out.push_back(static_cast<uint32_t>((start + uint64_t{t / run} * every + t % run) % size));
   return "";
 }
 

@@ -521,6 +521,10 @@ Algorithm from_plan(const Plan& plan, Collective collective, const std::string& 
         const uint32_t from = rp.ops[k].kind == OpKind::Recv ? k : first;
         return {'s', relay_block.at(from)};
       }
+      if (d.src_runs.strided() || d.dst_runs.strided())
+        throw std::invalid_argument("position " + std::to_string(p) + " op " + std::to_string(k) +
+                                    " names blocks in strided runs (a hierarchical all-to-all): "
+                                    "MSCCL steps name contiguous chunks");
       const uint32_t size = plan.blocks_in(b);
       const uint32_t start = plan.absolute_first(p, b, first);
       if (d.count > 0 && start + static_cast<uint64_t>(d.count) > size)

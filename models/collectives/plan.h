@@ -33,8 +33,23 @@ const char* to_string(Buffer buffer);
 // dst; a Reduce op with blocks adds src into dst (MSCCL's re), without blocks it is only time (a
 // COMP of a known size in a Chakra graph). Block ranges are cyclic within their
 // buffer; in a rotational plan position p adds p to both firsts. A Recv into `Relay` keeps its
-// result for a Send whose src is `Relay` and whose `src_first` is that Recv's op index. Kept beside
-// the ops, not in them: the replay's hot path reads only Op.
+// result for a Send whose src is `Relay` and whose `src_first` is that Recv's op index. A side may
+// name its blocks in runs (`src_runs`, `dst_runs`): a hierarchical all-to-all transposes its data
+// in every phase, so what it sends to one peer is a strided set. Kept beside the ops, not in them:
+// the replay's hot path reads only Op.
+//
+// Blocks in runs: `run` blocks from `first`, `run` more from first + every, from first + 2 every,
+// ..., `count` in all (count a multiple of run, every at least run). run 0: `count` blocks in a
+// row.
+struct Runs {
+  uint16_t run = 0;
+  uint16_t every = 0;
+  bool strided() const { return run != 0; }
+};
+
+// Which side of an op's data: what it reads, or where it writes.
+enum class Side : uint8_t { Source, Destination };
+
 struct DataRef {
   uint32_t chunk = 0;
   uint32_t src_first = 0;
@@ -43,6 +58,11 @@ struct DataRef {
   Buffer src = Buffer::Output;
   Buffer dst = Buffer::Output;
   bool reduce = false;
+  Runs src_runs{}, dst_runs{};
+
+  Buffer buffer(Side s) const { return s == Side::Source ? src : dst; }
+  uint32_t first(Side s) const { return s == Side::Source ? src_first : dst_first; }
+  Runs runs(Side s) const { return s == Side::Source ? src_runs : dst_runs; }
 };
 
 struct Op {

@@ -54,14 +54,13 @@ class Executor {
     return values_[static_cast<size_t>(r) * layout_.slots_per_rank() + layout_.slot(r, b, c, j)];
   }
   std::string where(int r, uint32_t k) const { return layout_.where(r, k); }
-  std::string blocks(int r, uint32_t k, Buffer b, uint32_t first, std::vector<uint32_t>& out) {
-    return layout_.blocks(r, k, b, first, out);
-  }
 
-  // Reads the blocks an op names in `b` (or the relay of op `first`).
-  std::string read(int r, uint32_t k, Buffer b, uint32_t first, std::vector<Value>& values) {
+  // Reads the blocks side `side` of op k names (or, from the relay, those a receive kept).
+  std::string read(int r, uint32_t k, Side side, std::vector<Value>& values) {
     values.clear();
-    if (b == Buffer::Relay) {
+    const DataRef& d = plan_.of(r).data[k];
+    const uint32_t first = d.first(side);
+    if (d.buffer(side) == Buffer::Relay) {
       auto it = relays_.find(relay_key(r, first));
       if (it == relays_.end())
         return where(r, k) + " forwards the relay of op " + std::to_string(first) +
@@ -69,13 +68,13 @@ class Executor {
       values = it->second;
       return "";
     }
-    const DataRef& d = plan_.of(r).data[k];
-    std::string problem = blocks(r, k, b, first, index_);
+    std::string problem = layout_.blocks(r, k, side, index_);
     if (!problem.empty()) return problem;
     for (uint32_t j : index_) {
-      const Value& v = at(r, b, d.chunk, j);
+      const Value& v = at(r, d.buffer(side), d.chunk, j);
       if (v.id == kEmpty)
-        return where(r, k) + " reads " + Layout::block_name(b, d.chunk, j) + " before it holds it";
+        return where(r, k) + " reads " + Layout::block_name(d.buffer(side), d.chunk, j) +
+               " before it holds it";
       values.push_back(v);
     }
     return "";
@@ -88,7 +87,7 @@ class Executor {
       relays_[relay_key(r, k)] = std::move(values);
       return "";
     }
-    std::string problem = blocks(r, k, d.dst, d.dst_first, index_);
+    std::string problem = layout_.blocks(r, k, Side::Destination, index_);
     if (!problem.empty()) return problem;
     for (size_t t = 0; t < index_.size(); ++t) at(r, d.dst, d.chunk, index_[t]) = values[t];
     return "";
@@ -129,7 +128,7 @@ class Executor {
              " blocks where it names " + std::to_string(d.count);
     if (d.reduce) {
       std::vector<Value> local;
-      std::string problem = read(r, k, d.src, d.src_first, local);
+      std::string problem = read(r, k, Side::Source, local);
       if (problem.empty()) problem = combine(r, k, local, payload);
       if (!problem.empty()) return problem;
       payload = std::move(local);
@@ -143,11 +142,11 @@ class Executor {
     const DataRef& d = plan_.of(r).data[k];
     if (d.count == 0 || op.kind == OpKind::Nop) return "";
     std::vector<Value> values;
-    std::string problem = read(r, k, d.src, d.src_first, values);
+    std::string problem = read(r, k, Side::Source, values);
     if (!problem.empty()) return problem;
     if (op.kind == OpKind::Reduce) {
       std::vector<Value> into;
-      problem = read(r, k, d.dst, d.dst_first, into);
+      problem = read(r, k, Side::Destination, into);
       if (problem.empty()) problem = combine(r, k, into, values);
       if (!problem.empty()) return problem;
       values = std::move(into);
@@ -196,9 +195,8 @@ class Executor {
       ready.pop_front();
       const Op& op = plan_.of(r).ops[k];
       if (op.kind == OpKind::Send) {
-        const DataRef& d = plan_.of(r).data[k];
         std::vector<Value> payload;
-        problem = read(r, k, d.src, d.src_first, payload);
+        problem = read(r, k, Side::Source, payload);
         if (!problem.empty()) break;
         const int to = plan_.peer_of(r, op);
         const Channel ch = channel(r, to, op.tag);

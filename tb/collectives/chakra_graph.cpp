@@ -24,6 +24,9 @@ namespace {
 
 constexpr int kMaxRanks = 16384;
 constexpr size_t kDataFields = 7;
+// Then, for an op that names strided blocks (a hierarchical all-to-all): src run, src every, dst
+// run, dst every (collectives::Runs).
+constexpr size_t kRunsFields = 4;
 
 std::string node_item(const TraceNode& n) {
   return "node " + std::to_string(n.id) + " ('" + n.name + "')";
@@ -88,23 +91,33 @@ uint64_t size_of(const chakra::Trace& t, const TraceNode& n) {
 
 DataRef data_of(const chakra::Trace& t, const TraceNode& n) {
   const auto& v = n.data_ref;
-  if (v.size() != kDataFields)
+  if (v.size() != kDataFields && v.size() != kDataFields + kRunsFields)
     throw InputError(t.file, node_item(n),
                      "wafersim_data holds " + std::to_string(v.size()) + " values, expected " +
-                         std::to_string(kDataFields));
+                         std::to_string(kDataFields) + " (or " +
+                         std::to_string(kDataFields + kRunsFields) + " with strided runs)");
   for (size_t k : {1u, 3u})
     if (v[k] < 0 || v[k] > static_cast<int64_t>(Buffer::Relay))
       throw InputError(t.file, node_item(n), "wafersim_data names an unknown buffer");
   for (size_t k : {0u, 2u, 4u, 5u})
     if (v[k] < 0 || v[k] > UINT32_MAX)
       throw InputError(t.file, node_item(n), "wafersim_data holds a value out of range");
-  return {static_cast<uint32_t>(v[0]),
-          static_cast<uint32_t>(v[2]),
-          static_cast<uint32_t>(v[4]),
-          static_cast<uint32_t>(v[5]),
-          static_cast<Buffer>(v[1]),
-          static_cast<Buffer>(v[3]),
-          v[6] != 0};
+  for (size_t k = kDataFields; k < v.size(); ++k)
+    if (v[k] < 0 || v[k] > UINT16_MAX)
+      throw InputError(t.file, node_item(n), "wafersim_data holds a run out of range");
+  DataRef d{static_cast<uint32_t>(v[0]),
+            static_cast<uint32_t>(v[2]),
+            static_cast<uint32_t>(v[4]),
+            static_cast<uint32_t>(v[5]),
+            static_cast<Buffer>(v[1]),
+            static_cast<Buffer>(v[3]),
+            v[6] != 0};
+  if (v.size() > kDataFields) {
+    auto run = [&](size_t k) { return static_cast<uint16_t>(v[k]); };
+    d.src_runs = {run(7), run(8)};
+    d.dst_runs = {run(9), run(10)};
+  }
+  return d;
 }
 
 }  // namespace
@@ -310,6 +323,9 @@ void write_chakra_collective(const collectives::Plan& plan, collectives::Collect
                        absolute(d.dst, d.dst_first),
                        d.count,
                        d.reduce ? 1 : 0};
+      if (d.src_runs.strided() || d.dst_runs.strided())
+        node.data_ref.insert(node.data_ref.end(),
+                             {d.src_runs.run, d.src_runs.every, d.dst_runs.run, d.dst_runs.every});
       t.nodes.push_back(std::move(node));
     }
     chakra::write_trace(prefix + "." + std::to_string(p) + ".et", t);

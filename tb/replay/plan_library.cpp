@@ -1,5 +1,7 @@
 #include "tb/replay/plan_library.h"
 
+#include <algorithm>
+
 #include "models/collectives/symbolic.h"
 #include "models/common/error.h"
 #include "models/tacos/tacos.h"
@@ -136,9 +138,15 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
 
 std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
     const collectives::CollectiveRequest& q, const Implementation& impl) const {
+  const bool all_to_all = q.collective == Collective::AllToAll;
+  // An all-to-all named `ring` is ASTRA-sim's relay, flat around the whole communicator; direct
+  // and pairwise all-to-alls go through the dimensions one after the other.
+  const bool relayed = all_to_all && (impl.algorithm == collectives::Algorithm::Ring ||
+                                      std::count(impl.per_dim.begin(), impl.per_dim.end(),
+                                                 collectives::Algorithm::Ring) > 0);
   const bool hierarchical = q.collective == Collective::AllReduce ||
                             q.collective == Collective::ReduceScatter ||
-                            q.collective == Collective::AllGather;
+                            q.collective == Collective::AllGather || (all_to_all && !relayed);
   if (!topology_ || topology_->dims().size() < 2 || !hierarchical ||
       impl.source != Implementation::Source::BuiltIn || q.ranks != topology_->npu_count())
     return {};
@@ -152,7 +160,7 @@ std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
                                                             : config_.active_chunks_per_dim[d];
     if (!impl.per_dim.empty())
       g.algorithm = impl.per_dim[d];
-    else if (impl.named)
+    else if (impl.named || all_to_all)
       g.algorithm = impl.algorithm;
     else
       g.algorithm = dim.shape == topology::Shape::Ring ? collectives::Algorithm::Ring
