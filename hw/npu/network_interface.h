@@ -87,7 +87,9 @@ class NetworkInterface : public FabricNode {
     int dst = -1;
     double bytes_per_cycle = 0;
   };
-  std::array<PathRate, 8> path_rates_{};
+  // 64: an NPU of a 4-D platform exchanges with a dozen or more peers (8 thrashed: 4% of a
+  // 1,024-NPU run walked routes).
+  std::array<PathRate, 64> path_rates_{};
   const topology::Topology& topology_;
   const int node_;  // the NPU's node in the topology
   CallbackQueue& callbacks_;

@@ -2,24 +2,21 @@
 // Command-line value checks with messages a user can act on (CLI11's own print the range of a
 // double to 309 digits and accept "-2" for an unsigned option as 2^64 - 2).
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
+#include "tb/common/whole_number.h"
+
 namespace wafersim::tb {
 
 // A whole number from `min` to `max`, written in decimal.
-inline CLI::Validator whole_number(long long min, long long max) {
+inline CLI::Validator whole_number(uint64_t min, uint64_t max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const long long v = std::strtoll(text.c_str(), &end, 10);
-        if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max)
-          return "expected a whole number from " + std::to_string(min) + " to " +
-                 std::to_string(max) + ", got '" + text + "'";
-        return "";
+        if (parse_whole_number(text, min, max)) return "";
+        return "expected a whole number from " + std::to_string(min) + " to " +
+               std::to_string(max) + ", got '" + text + "'";
       },
       "INT in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
 }

@@ -17,6 +17,8 @@
 #include "tb/common/exit_codes.h"
 #include "tb/common/files.h"
 #include "tb/common/stop_signals.h"
+#include "tb/common/whole_number.h"
+#include "tb/common/whole_number.h"
 #include "tb/config/yaml_file.h"
 
 namespace wafersim::tb {
@@ -60,18 +62,10 @@ std::string scalar(const YAML::Node& n, const std::string& file, const std::stri
 
 uint64_t whole_number(const YAML::Node& n, const std::string& file, const std::string& key,
                       uint64_t lo, uint64_t hi) {
-  std::string text = scalar(n, file, key);
-  size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    if (!text.empty() && text[0] != '-') v = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || v < lo || v > hi)
-    throw InputError(file, "key '" + key + "'",
-                     fmt::format("'{}' is not a whole number in [{}, {}]", text, lo, hi));
-  return v;
+  const std::string text = scalar(n, file, key);
+  if (const auto v = parse_whole_number(text, lo, hi)) return *v;
+  throw InputError(file, "key '" + key + "'",
+                   fmt::format("'{}' is not a whole number in [{}, {}]", text, lo, hi));
 }
 
 // base.generate: {collective, bytes, ranks, iterations, compute_us}, the options of
