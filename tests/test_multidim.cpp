@@ -3,8 +3,13 @@
 // and ASTRA-sim's multi-dimensional inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "models/analytical/alpha_beta.h"
 #include "tb/chakra/generator.h"
+#include "tb/chakra/trace.h"
 #include "tests/testing.h"
 
 using namespace wafersim;
@@ -310,5 +315,68 @@ TEST(MultiDim, HierarchicalAllToAllTakesTheClosedFormTime) {
     EXPECT_NEAR(c["duration_ns"].get<double>(), expected, 0.01 * expected) << fidelity;
     // Each NPU sends S 7/8 in each dimension.
     EXPECT_EQ(r["npus"][0]["bytes_sent"].get<uint64_t>(), 2 * s * 7 / 8) << fidelity;
+  }
+}
+
+// A communicator that is a grid of the dimensions (here every NPU whose coordinate 1 is 0 on
+// Switch 4 x Switch 4 x Switch 4: dimensions 0 and 2) runs hierarchically over the dimensions it
+// spans. Its all-reduce then takes exactly the time of the same all-reduce over all NPUs of a
+// 2-D platform made of those two dimensions (same links, same system file): the routes of its
+// phases never leave their dimension. Listed out of order, the group's positions no longer
+// decompose by dimension, and the collective runs flat.
+TEST(MultiDim, GroupSpanningSomeDimensionsRunsHierarchicallyOverThem) {
+  const std::string dir = temp_dir("grid");
+  const std::string themis64 = source("configs/astra-sim/themis64/");
+  std::ofstream(dir + "/2d.yml") << "topology: [ Switch, Switch ]\nnpus_count: [ 4, 4 ]\n"
+                                    "bandwidth: [ 200.0, 50.0 ]\nlatency: [ 1.0, 1.0 ]\n";
+  std::ofstream(dir + "/2d.json") << R"({"endpoint-delay": 1, "active-chunks-per-dimension": 1,
+            "preferred-dataset-splits": 64, "local-mem-bw": 100000,
+            "all-reduce-implementation": ["halvingDoubling", "halvingDoubling"]})";
+  const uint64_t bytes = 16 << 20;
+  const std::string flat2d = microbenchmark(dir, bytes, 16);
+  const auto alone = run_report("--astra-network " + dir + "/2d.yml --astra-system " + dir +
+                                "/2d.json --workload " + flat2d);
+  const auto& expected = alone["collectives"][0];
+  ASSERT_EQ(expected["algorithm"],
+            "hierarchical(halving_doubling,halving_doubling;ascending,fifo)");
+
+  std::vector<int> members;
+  for (int z = 0; z < 4; ++z)
+    for (int x = 0; x < 4; ++x) members.push_back(x + 16 * z);
+  for (bool in_order : {true, false}) {
+    const std::string w = temp_dir(in_order ? "grid_in_order" : "grid_reversed");
+    std::vector<int> listed = members;
+    if (!in_order) std::reverse(listed.begin(), listed.end());
+    nlohmann::json groups;
+    groups["1"] = listed;
+    std::ofstream(w + "/workload.json") << groups.dump();
+    for (int r = 0; r < 64; ++r) {
+      chakra::Trace t;
+      if (std::count(members.begin(), members.end(), r) > 0) {
+        chakra::TraceNode ar;
+        ar.id = 1;
+        ar.name = "grad";
+        ar.kind = chakra::NodeKind::Collective;
+        ar.comm_type = static_cast<int64_t>(chakra::CollectiveKind::AllReduce);
+        ar.comm_size = bytes;
+        ar.pg_name = "1";
+        t.nodes.push_back(ar);
+      }
+      chakra::write_trace(w + "/g." + std::to_string(r) + ".et", t);
+    }
+    const auto r =
+        run_report("--astra-network " + themis64 + "3d_switch_hetero.yml " + "--astra-system " +
+                   themis64 + "3d_switch_hetero_baseline.json " + "--workload " + w + "/g --data");
+    EXPECT_EQ(r["data_check"]["status"], "pass") << in_order;
+    const auto& c = r["collectives"][0];
+    EXPECT_EQ(c["ranks"], 16);
+    if (in_order) {
+      EXPECT_EQ(c["algorithm"],
+                "hierarchical(halving_doubling,halving_doubling,halving_doubling;ascending,fifo)");
+      EXPECT_NEAR(c["duration_ns"].get<double>(), expected["duration_ns"].get<double>(),
+                  1e-6 * expected["duration_ns"].get<double>());
+    } else {
+      EXPECT_EQ(c["algorithm"], "halving_doubling");
+    }
   }
 }

@@ -1,6 +1,7 @@
 #include "tb/replay/plan_library.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "models/collectives/symbolic.h"
 #include "models/common/error.h"
@@ -23,6 +24,43 @@ tacos::FabricCosts synthesis_costs(const PlatformSpec& spec) {
   return c;
 }
 
+namespace {
+
+// The group's dimensions for a plan's cache key: each one's size (1 where the group does not span
+// it), algorithm and chunk limit; "flat" when the plan is not hierarchical.
+std::string grid_name(const std::vector<collectives::DimensionGroup>& dims) {
+  if (dims.empty()) return "flat";
+  std::string name;
+  for (const collectives::DimensionGroup& g : dims)
+    name += std::to_string(g.size) + collectives::to_string(g.algorithm) +
+            std::to_string(g.active_chunks) + ",";
+  return name;
+}
+
+}  // namespace
+
+std::vector<int> grid_extents(const topology::Topology& topology, const std::vector<int>& members) {
+  const auto& dims = topology.dims();
+  std::vector<std::vector<bool>> seen(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) seen[d].assign(static_cast<size_t>(dims[d].npus), false);
+  for (size_t i = 0; i < members.size(); ++i) {
+    const int r = members[i];
+    if (r < 0 || r >= topology.npu_count() || (i > 0 && r <= members[i - 1])) return {};
+    for (size_t d = 0; d < dims.size(); ++d)
+      seen[d][static_cast<size_t>(topology.coordinate(r, static_cast<int>(d)))] = true;
+  }
+  std::vector<int> extents(dims.size());
+  uint64_t combinations = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    extents[d] = static_cast<int>(std::count(seen[d].begin(), seen[d].end(), true));
+    combinations *= static_cast<uint64_t>(std::max(extents[d], 1));
+  }
+  // Distinct members, each a combination of the coordinates seen: as many as the combinations
+  // means every combination is there.
+  if (members.empty() || combinations != members.size()) return {};
+  return extents;
+}
+
 PlanLibrary::PlanLibrary(const PlatformSpec& spec, const topology::Topology* topology)
     : config_(spec.collectives),
       topology_(topology),
@@ -30,7 +68,8 @@ PlanLibrary::PlanLibrary(const PlatformSpec& spec, const topology::Topology* top
       source_(spec.source) {}
 
 PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::TraceNode& node,
-                                    int group_size) {
+                                    const std::vector<int>& members) {
+  const int group_size = static_cast<int>(members.size());
   collectives::CollectiveRequest q;
   q.ranks = group_size;
   q.bytes = node.comm_size.value_or(0);
@@ -67,11 +106,11 @@ PlanLibrary::Entry PlanLibrary::get(const std::string& file, const chakra::Trace
                            " is not supported");
   }
   if (node.root) q.root = static_cast<int>(*node.root);
-  return plan(q, file, "node " + std::to_string(node.id) + " ('" + node.name + "')");
+  return plan(q, file, "node " + std::to_string(node.id) + " ('" + node.name + "')", &members);
 }
 
 PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std::string& file,
-                                     const std::string& item) {
+                                     const std::string& item, const std::vector<int>* members) {
   // Which setting serves each collective.
   static const std::map<Collective, std::pair<Implementation CollectiveConfig::*, const char*>>
       settings = {
@@ -85,14 +124,20 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
   const auto& [field, setting] = settings.at(q.collective);
   const Implementation& impl = config_.*field;
   q.algorithm = impl.algorithm;
-  const std::vector<collectives::DimensionGroup> dims = hierarchical_dims(q, impl);
+  std::vector<int> everyone;
+  if (!members) {
+    everyone.resize(static_cast<size_t>(std::max(q.ranks, 0)));
+    std::iota(everyone.begin(), everyone.end(), 0);
+  }
+  const std::vector<collectives::DimensionGroup> dims =
+      hierarchical_dims(q, impl, members ? *members : everyone);
   // Everything the plan depends on: a barrier (one split) must not meet an all-reduce of the same
   // size cut into chunks, nor a broadcast one with another root. (Imported files are read once per
   // run, so their name stands for their content.)
   const std::string key = std::string(to_string(q.collective)) + "/" + impl.name() + "/" +
                           std::to_string(q.ranks) + "/" + std::to_string(q.bytes) + "/" +
                           std::to_string(q.splits) + "/" + std::to_string(q.active_chunks) + "/" +
-                          std::to_string(q.root) + "/" + std::to_string(dims.size());
+                          std::to_string(q.root) + "/" + grid_name(dims);
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   Entry entry{nullptr, q.collective, true};
@@ -137,7 +182,8 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
 }
 
 std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
-    const collectives::CollectiveRequest& q, const Implementation& impl) const {
+    const collectives::CollectiveRequest& q, const Implementation& impl,
+    const std::vector<int>& members) const {
   const bool all_to_all = q.collective == Collective::AllToAll;
   // An all-to-all named `ring` is ASTRA-sim's relay, flat around the whole communicator; direct
   // and pairwise all-to-alls go through the dimensions one after the other.
@@ -148,13 +194,15 @@ std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
                             q.collective == Collective::ReduceScatter ||
                             q.collective == Collective::AllGather || (all_to_all && !relayed);
   if (!topology_ || topology_->dims().size() < 2 || !hierarchical ||
-      impl.source != Implementation::Source::BuiltIn || q.ranks != topology_->npu_count())
+      impl.source != Implementation::Source::BuiltIn)
     return {};
+  const std::vector<int> extents = grid_extents(*topology_, members);
+  if (extents.empty()) return {};
   std::vector<collectives::DimensionGroup> dims;
   for (size_t d = 0; d < topology_->dims().size(); ++d) {
     const topology::Dimension& dim = topology_->dims()[d];
     collectives::DimensionGroup g;
-    g.size = dim.npus;
+    g.size = extents[d];
     g.bandwidth_gbps = topology_->npu_bandwidth_gbps(static_cast<int>(d));
     g.active_chunks = config_.active_chunks_per_dim.empty() ? config_.active_chunks
                                                             : config_.active_chunks_per_dim[d];
@@ -162,11 +210,12 @@ std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
       g.algorithm = impl.per_dim[d];
     else if (impl.named || all_to_all)
       g.algorithm = impl.algorithm;
-    else
-      g.algorithm = dim.shape == topology::Shape::Ring ? collectives::Algorithm::Ring
-                    : dim.shape == topology::Shape::FullyConnected
-                        ? collectives::Algorithm::Direct
-                        : collectives::Algorithm::HalvingDoubling;
+    else if (dim.shape == topology::Shape::Ring)
+      g.algorithm = collectives::Algorithm::Ring;
+    else  // halving-doubling needs a power of two: a switch of 6 (or 6 NPUs of one) goes direct
+      g.algorithm = dim.shape != topology::Shape::FullyConnected && (g.size & (g.size - 1)) == 0
+                        ? collectives::Algorithm::HalvingDoubling
+                        : collectives::Algorithm::Direct;
     dims.push_back(g);
   }
   return dims;
@@ -241,7 +290,7 @@ void PlanLibrary::prepare(const chakra::Workload& workload) {
   for (const auto& trace : workload.ranks)
     for (const auto& node : trace.nodes)
       if (node.kind == chakra::NodeKind::Collective && !node.is_cpu_op)
-        get(trace.file, node, static_cast<int>(workload.members(node.pg_name).size()));
+        get(trace.file, node, workload.members(node.pg_name));
 }
 
 }  // namespace wafersim::tb

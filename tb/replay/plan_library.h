@@ -18,6 +18,12 @@
 
 namespace wafersim::tb {
 
+// Per dimension of `topology`, how many of its coordinates the group `members` spans (1 where it
+// spans none), when the group is every combination of those coordinates listed by ascending NPU
+// id: position p then decomposes like an NPU id, dimension 0 varying fastest, as a hierarchical
+// plan numbers its positions. Empty when the group is not such a grid.
+std::vector<int> grid_extents(const topology::Topology& topology, const std::vector<int>& members);
+
 // What a transfer costs on the fabric beyond its links, for TACOS synthesis (models/tacos).
 tacos::FabricCosts synthesis_costs(const PlatformSpec& spec);
 
@@ -33,22 +39,28 @@ class PlanLibrary {
   // implementations (nullptr: they are refused), which synthesize with the fabric's costs.
   explicit PlanLibrary(const PlatformSpec& spec, const topology::Topology* topology = nullptr);
 
-  // The plan of collective node `node` (from `file`) over `group_size` ranks. Throws InputError
-  // naming the file, the node and the setting that chose the algorithm.
-  Entry get(const std::string& file, const chakra::TraceNode& node, int group_size);
-  // The plan of collective `q` (its algorithm field is ignored: the configuration chooses);
-  // problems are reported naming `file` and `item`.
-  Entry plan(collectives::CollectiveRequest q, const std::string& file, const std::string& item);
+  // The plan of collective node `node` (from `file`) over the NPUs `members` (position p is NPU
+  // members[p]). Throws InputError naming the file, the node and the setting that chose the
+  // algorithm.
+  Entry get(const std::string& file, const chakra::TraceNode& node,
+            const std::vector<int>& members);
+  // The plan of collective `q` (its algorithm field is ignored: the configuration chooses) over
+  // `members` (nullptr: NPUs 0 to q.ranks - 1); problems are reported naming `file` and `item`.
+  Entry plan(collectives::CollectiveRequest q, const std::string& file, const std::string& item,
+             const std::vector<int>* members = nullptr);
   // Builds the plan of every collective in `workload`.
   void prepare(const chakra::Workload& workload);
 
  private:
-  // An all-reduce over every NPU of a network of several dimensions with built-in algorithms is
-  // hierarchical (models/collectives/hierarchical.h): its dimensions as the plan sees them, each
-  // with its algorithm (the setting's per-dimension list; the one named algorithm; or ring on a
-  // Ring, direct on a FullyConnected and halving-doubling on a Switch). Empty: a flat plan.
+  // An all-reduce, reduce-scatter, all-gather or all-to-all with built-in algorithms on a network
+  // of several dimensions is hierarchical (models/collectives/hierarchical.h) when its group is a
+  // grid of the dimensions (grid_extents): its dimensions as the plan sees them, each of the
+  // group's extent in it and with its algorithm (the setting's per-dimension list; the one named
+  // algorithm; or ring on a Ring, direct on a FullyConnected and halving-doubling on a Switch).
+  // Empty: a flat plan.
   std::vector<collectives::DimensionGroup> hierarchical_dims(
-      const collectives::CollectiveRequest& q, const Implementation& impl) const;
+      const collectives::CollectiveRequest& q, const Implementation& impl,
+      const std::vector<int>& members) const;
   // The plan of an imported implementation; the second member says whether its data is known
   // (false: a Chakra graph of another tool, checked only for running to its end).
   std::pair<collectives::Plan, bool> imported(const Implementation& impl,

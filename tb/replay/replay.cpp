@@ -306,8 +306,7 @@ void Replay::issue(int rank, size_t i) {
     }
     case NodeKind::Collective: {
       const std::vector<int>* members = &workload_.members(node.pg_name);
-      const PlanLibrary::Entry planned =
-          plans_.get(r.trace->file, node, static_cast<int>(members->size()));
+      const PlanLibrary::Entry planned = plans_.get(r.trace->file, node, *members);
       const collectives::Collective kind = planned.kind;
       const auto& plan = planned.plan;
       auto run = new CollectiveRun;
