@@ -256,6 +256,19 @@ void Topology::build_dimensions() {
   if (!direct) attach_npus_to_routers(routers);
 }
 
+std::vector<int> Topology::extents(const std::vector<int>& ranks) const {
+  std::vector<int> out(spec_.dims.size(), 0);
+  for (size_t d = 0; d < spec_.dims.size(); ++d) {
+    std::vector<bool> seen(static_cast<size_t>(spec_.dims[d].npus), false);
+    for (int r : ranks) {
+      const auto c = static_cast<size_t>(coordinate(r, static_cast<int>(d)));
+      out[d] += seen[c] ? 0 : 1;
+      seen[c] = true;
+    }
+  }
+  return out;
+}
+
 double Topology::npu_bandwidth_gbps(int d) const {
   const Dimension& dim = spec_.dims.at(d);
   const double link = dim.link_bandwidth_gbps * dim.links;

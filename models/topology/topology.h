@@ -99,6 +99,9 @@ class Topology {
   int with_coordinate(int rank, int d, int c) const {
     return rank + (c - coordinate(rank, d)) * stride_[d];
   }
+  // Per dimension, how many distinct coordinates the NPUs `ranks` (each one of the platform's)
+  // have there: the extents of the smallest grid of the dimensions that holds them.
+  std::vector<int> extents(const std::vector<int>& ranks) const;
   // What one NPU can send in dimension `d` at once, GB/s: all its links in that dimension (a
   // ring's two neighbours, an FC's n - 1 peers, its switch), each `links` wide.
   double npu_bandwidth_gbps(int d) const;

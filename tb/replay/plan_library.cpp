@@ -40,23 +40,15 @@ std::string grid_name(const std::vector<collectives::DimensionGroup>& dims) {
 }  // namespace
 
 std::vector<int> grid_extents(const topology::Topology& topology, const std::vector<int>& members) {
-  const auto& dims = topology.dims();
-  std::vector<std::vector<bool>> seen(dims.size());
-  for (size_t d = 0; d < dims.size(); ++d) seen[d].assign(static_cast<size_t>(dims[d].npus), false);
-  for (size_t i = 0; i < members.size(); ++i) {
-    const int r = members[i];
-    if (r < 0 || r >= topology.npu_count() || (i > 0 && r <= members[i - 1])) return {};
-    for (size_t d = 0; d < dims.size(); ++d)
-      seen[d][static_cast<size_t>(topology.coordinate(r, static_cast<int>(d)))] = true;
-  }
-  std::vector<int> extents(dims.size());
+  for (size_t i = 0; i < members.size(); ++i)
+    if (members[i] < 0 || members[i] >= topology.npu_count() ||
+        (i > 0 && members[i] <= members[i - 1]))
+      return {};
+  const std::vector<int> extents = topology.extents(members);
+  // Distinct members, each a combination of the coordinates they have: as many as the
+  // combinations means every combination is there.
   uint64_t combinations = 1;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    extents[d] = static_cast<int>(std::count(seen[d].begin(), seen[d].end(), true));
-    combinations *= static_cast<uint64_t>(std::max(extents[d], 1));
-  }
-  // Distinct members, each a combination of the coordinates seen: as many as the combinations
-  // means every combination is there.
+  for (int e : extents) combinations *= static_cast<uint64_t>(e);
   if (members.empty() || combinations != members.size()) return {};
   return extents;
 }

@@ -1,7 +1,5 @@
 #include "tb/report/utilisation.h"
 
-#include <set>
-
 namespace wafersim::tb {
 
 namespace {
@@ -19,17 +17,17 @@ double port_gbps(const topology::Topology& t, int rank, int d) {
 std::vector<collectives::DimensionGroup> group_dimensions(const topology::Topology& topology,
                                                           const std::vector<int>& members) {
   if (members.size() < 2) return {};
-  const int dims = std::max<int>(1, static_cast<int>(topology.dims().size()));
-  std::vector<std::set<int>> extent(dims);
-  for (int r : members)
-    for (int d = 0; d < dims; ++d)
-      extent[d].insert(topology.dims().empty() ? r : topology.coordinate(r, d));
+  // A mesh (no dimensions) counts as one dimension of all its NPUs.
+  const std::vector<int> extents = topology.dims().empty()
+                                       ? std::vector<int>{static_cast<int>(members.size())}
+                                       : topology.extents(members);
+  const int dims = static_cast<int>(extents.size());
   std::vector<collectives::DimensionGroup> out;
   double product = 1, spanned_gbps = 0;
   for (int d = 0; d < dims; ++d) {
-    if (extent[d].size() < 2) continue;
+    if (extents[d] < 2) continue;
     collectives::DimensionGroup g;
-    g.size = static_cast<int>(extent[d].size());
+    g.size = extents[d];
     g.bandwidth_gbps = port_gbps(topology, members.front(), d);
     product *= g.size;
     spanned_gbps += g.bandwidth_gbps;
