@@ -233,7 +233,8 @@ std::string side_by_side_name(const ::testing::TestParamInfo<SideBySide>& info) 
   const std::string collective = kind == chakra::CollectiveKind::AllGather       ? "all_gather"
                                  : kind == chakra::CollectiveKind::ReduceScatter ? "reduce_scatter"
                                                                                  : "all_reduce";
-  const std::string system = info.param.system;
+  std::string system = info.param.system;
+  std::replace(system.begin(), system.end(), '/', '_');
   return collective + "_" + system.substr(0, system.find('.')) + "_" +
          std::to_string(info.param.bytes >> 20) + "MiB";
 }
@@ -273,7 +274,12 @@ INSTANTIATE_TEST_SUITE_P(
         SideBySide{"fc8_switch8.yml", "direct_hd_4chunks.json", 1 << 20, 178456, 0.01,
                    chakra::CollectiveKind::AllGather},
         SideBySide{"fc8_switch8.yml", "direct_hd_4chunks.json", 64 << 20, 178480, 0.01,
-                   chakra::CollectiveKind::ReduceScatter}),
+                   chakra::CollectiveKind::ReduceScatter},
+        // Themis orders a reduce-scatter on its own too (ASTRA-sim's OfflineGreedy).
+        SideBySide{"ring8_ring8.yml", "ring_ring_16chunks_themis.json", 64 << 20, 1028397, 0.01,
+                   chakra::CollectiveKind::ReduceScatter},
+        SideBySide{"themis64/3d_switch_hetero.yml", "themis64/3d_switch_hetero_themis_fifo.json",
+                   128 << 20, 369057, 0.01, chakra::CollectiveKind::ReduceScatter}),
     side_by_side_name);
 
 // ASTRA-sim files for a 64-NPU FullyConnected 8 x Switch 8 platform (configs/astra-sim), direct on

@@ -70,7 +70,7 @@ double usable_bytes_per_second(const DimensionGroup& d) {
 }  // namespace
 
 std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vector<double>& loads,
-                              uint64_t chunk_bytes) {
+                              uint64_t chunk_bytes, int halves) {
   const int count = static_cast<int>(dims.size());
   std::vector<int> order(count);
   std::iota(order.begin(), order.end(), 0);
@@ -102,7 +102,7 @@ std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vect
     const int n = dims[d].size;
     if (n <= 1) continue;
     // Its reduce-scatter sends s (n - 1) / n, its all-gather (from s / n) as much again.
-    loads[d] += 2 * s * (n - 1) / n / usable_bytes_per_second(dims[d]);
+    loads[d] += halves * s * (n - 1) / n / usable_bytes_per_second(dims[d]);
     s /= n;
   }
   return order;
@@ -122,7 +122,10 @@ Schedule schedule_collective(const HierarchicalRequest& q) {
   for (int c = 0; c < q.splits; ++c) {
     std::vector<int> order(count);
     std::iota(order.begin(), order.end(), 0);
-    if (all_reduce && q.order == DimensionOrder::Themis) order = themis_order(q.dims, loads, chunk);
+    // An all-reduce counts both halves; a reduce-scatter or an all-gather (which visits the order
+    // backwards, the most loaded dimension first) one, as ASTRA-sim's OfflineGreedy does.
+    if (q.order == DimensionOrder::Themis && q.collective != Collective::AllToAll)
+      order = themis_order(q.dims, loads, chunk, all_reduce ? 2 : 1);
     std::vector<Phase> phases;
     if (all_reduce && q.order == DimensionOrder::AllReduceEach) {
       for (int d : order)

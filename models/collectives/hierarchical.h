@@ -50,8 +50,8 @@ const char* to_string(DimensionOrder order);
 const char* to_string(QueuePolicy policy);
 
 struct HierarchicalRequest {
-  // all_reduce, reduce_scatter or all_gather. The two halves keep the ascending order (Themis's
-  // orders apply to all-reduces only).
+  // all_reduce, reduce_scatter, all_gather or all_to_all. Themis orders the first three (an
+  // all-gather visits its order backwards); an all-to-all keeps the ascending order.
   Collective collective = Collective::AllReduce;
   uint64_t bytes = 0;  // the collective's whole buffer (all-gather: the gathered output)
   int splits = 1;      // chunks
@@ -81,11 +81,13 @@ int lanes(const DimensionGroup& d);
 // max(slots, lanes).
 int slots(const DimensionGroup& d);
 
-// Themis's choice for one chunk of `chunk_bytes`: the reduce-scatter's dimension order, given the
-// load of each dimension so far (seconds of traffic at its bandwidth), which it then adds the
-// chunk's traffic to. Loads equal to the picosecond count as equal (the default order decides).
+// Themis's choice for one chunk of `chunk_bytes`: the reduce-scatter's dimension order (an
+// all-gather's, backwards), given the load of each dimension so far (seconds of traffic at its
+// bandwidth), which it then adds the chunk's traffic to: `halves` 2 for an all-reduce (its
+// reduce-scatter and its all-gather), 1 for a reduce-scatter or an all-gather alone. Loads equal
+// to the picosecond count as equal (the default order decides).
 std::vector<int> themis_order(const std::vector<DimensionGroup>& dims, std::vector<double>& loads,
-                              uint64_t chunk_bytes);
+                              uint64_t chunk_bytes, int halves = 2);
 
 // The chunks' phases and each dimension's service order, from the load model: a dimension serves
 // one phase at a time at its bandwidth, in the order the policy picks among the phases ready.
