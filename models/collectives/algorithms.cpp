@@ -607,18 +607,8 @@ Plan build_plan(const CollectiveRequest& q) {
         share(q.bytes, splits, c) * (q.collective == Collective::AllGather ? q.ranks : 1);
     ChunkWriter writer(plan, static_cast<uint32_t>(c), chunk_bytes, work, gates);
     build_chunk(q, writer);
-    for (int r = 0; r < held; ++r) {
-      RankPlan& rp = plan.ranks[r];
-      // The chunk ends when its sinks (ops nothing else in the chunk waits for) have finished.
-      std::vector<bool> waited_on(rp.ops.size() - first[r], false);
-      for (size_t i = first[r]; i < rp.ops.size(); ++i)
-        for (uint32_t d : rp.deps(static_cast<uint32_t>(i)))
-          if (d >= first[r]) waited_on[d - first[r]] = true;
-      std::vector<uint32_t> sinks;
-      for (size_t i = first[r]; i < rp.ops.size(); ++i)
-        if (!waited_on[i - first[r]]) sinks.push_back(static_cast<uint32_t>(i));
-      chunk_end[r].push_back(rp.add({OpKind::Nop, -1, 0, 0}, sinks));
-    }
+    // The chunk ends when its sinks (ops nothing else in the chunk waits for) have finished.
+    for (int r = 0; r < held; ++r) chunk_end[r].push_back(plan.ranks[r].close(first[r]));
   }
   plan.finish();
   return plan;

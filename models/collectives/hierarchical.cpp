@@ -563,18 +563,8 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
         for (int r = 0; r < ranks; ++r) first[r] = plan.ranks[r].ops.size();
         write_phase(c, p, gates);
         // The phase ends, on each rank, when its ops nothing else in it waits for have finished.
-        for (int r = 0; r < ranks; ++r) {
-          RankPlan& rp = plan.ranks[r];
-          std::vector<bool> waited_on(rp.ops.size() - first[r], false);
-          for (size_t i = first[r]; i < rp.ops.size(); ++i)
-            for (uint32_t dep : rp.deps(static_cast<uint32_t>(i)))
-              if (dep >= first[r]) waited_on[dep - first[r]] = true;
-          std::vector<uint32_t> sinks;
-          for (size_t i = first[r]; i < rp.ops.size(); ++i)
-            if (!waited_on[i - first[r]]) sinks.push_back(static_cast<uint32_t>(i));
-          if (gates[r] >= 0 && sinks.empty()) sinks.push_back(static_cast<uint32_t>(gates[r]));
-          ends[c][p][r] = rp.add({OpKind::Nop, -1, 0, 0}, sinks);
-        }
+        // (A rank with no ops in it, outside every group, passes its gate on.)
+        for (int r = 0; r < ranks; ++r) ends[c][p][r] = plan.ranks[r].close(first[r], gates[r]);
         slot = {static_cast<int>(c), p};
         ++next[d];
         ++written;

@@ -39,6 +39,18 @@ const char* to_string(Buffer buffer) {
   return "?";
 }
 
+uint32_t RankPlan::close(size_t first, int64_t otherwise) {
+  std::vector<bool> waited_on(ops.size() - first, false);
+  for (size_t i = first; i < ops.size(); ++i)
+    for (uint32_t d : deps(static_cast<uint32_t>(i)))
+      if (d >= first) waited_on[d - first] = true;
+  std::vector<uint32_t> sinks;
+  for (size_t i = first; i < ops.size(); ++i)
+    if (!waited_on[i - first]) sinks.push_back(static_cast<uint32_t>(i));
+  if (sinks.empty() && otherwise >= 0) sinks.push_back(static_cast<uint32_t>(otherwise));
+  return add({OpKind::Nop, -1, 0, 0}, sinks);
+}
+
 uint32_t RankPlan::add(Op op, const std::vector<uint32_t>& deps, DataRef moved) {
   if (deps.size() > kMaxDeps)
     throw std::invalid_argument("a plan op may wait on at most " + std::to_string(kMaxDeps) +

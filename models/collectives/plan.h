@@ -95,6 +95,10 @@ struct RankPlan {
   // replay releases them when the op completes.
   std::vector<uint32_t> child_offsets, child_list;
 
+  // Appends a Nop that ends the ops from `first` on: it waits for those nothing else among them
+  // waits for (their sinks), or, when there are none, for op `otherwise` (-1: nothing). Returns
+  // its index. Chunks and phases close this way, so that later ones can wait for them.
+  uint32_t close(size_t first, int64_t otherwise = -1);
   // Appends an op with its dependencies (at most kMaxDeps) and its data; returns its index.
   uint32_t add(Op op, const std::vector<uint32_t>& deps, DataRef moved = {});
   DepRange deps(uint32_t op) const {
