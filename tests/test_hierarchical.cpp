@@ -2,7 +2,10 @@
 // (models/collectives/hierarchical), against hand-worked expectations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "models/collectives/hierarchical.h"
+#include "models/collectives/layout.h"
 #include "models/collectives/symbolic.h"
 
 namespace wafersim::collectives {
@@ -32,14 +35,120 @@ TEST(Hierarchical, EveryOrderAndPolicyComputesItsCollective) {
             q.collective = collective;
             q.dims = Dims(dims);  // a copy assigned into an empty vector trips GCC 12's -Wnonnull
             for (DimensionGroup& d : q.dims) d.active_chunks = active;
-            q.bytes = 100003;  // blocks of unequal sizes
             q.splits = 5;
             q.order = order;
             q.policy = policy;
-            const Plan plan = build_hierarchical(q);
-            EXPECT_EQ(check_plan(plan, collective), "")
-                << to_string(collective) << " " << plan.algorithm << " active " << active;
+            // Blocks of unequal and of equal sizes; position 0's ops alone (Plan::symmetry) where
+            // the order allows, and every position's written out.
+            for (uint64_t bytes : {uint64_t{100003}, uint64_t{5 * 96 * 211}})
+              for (bool share : {true, false}) {
+                q.bytes = bytes;
+                q.share_positions = share;
+                const Plan plan = build_hierarchical(q);
+                EXPECT_EQ(check_plan(plan, collective), "")
+                    << to_string(collective) << " " << plan.algorithm << " active " << active
+                    << " bytes " << bytes << " symmetric " << plan.symmetry.positions;
+              }
           }
+}
+
+// A plan that holds position 0's ops alone (Plan::symmetry) stands for the plan written out for
+// every position: the same ops with the same peers, sizes, tags, dependencies and blocks,
+// position by position. Rings whose odd chunks go round the other way, direct exchanges and
+// halving-doubling butterflies (which pair positions by exclusive or), in Themis's orders.
+TEST(Hierarchical, SymmetricPlanIsEveryPositionsPlanMoved) {
+  const std::vector<Dims> platforms = {
+      {{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}},
+      {{2, Algorithm::HalvingDoubling, 200}, {3, Algorithm::Direct, 100}, {4, Algorithm::Ring, 50}},
+      {{3, Algorithm::Direct, 175}, {4, Algorithm::HalvingDoubling, 25}, {1, Algorithm::Ring, 9}},
+  };
+  int compared = 0;
+  for (Collective collective :
+       {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather})
+    for (const Dims& dims : platforms)
+      for (DimensionOrder order : {DimensionOrder::Ascending, DimensionOrder::Themis})
+        for (int active : {0, 1})
+          for (uint64_t odd : {0, 7, 4999}) {  // bytes beyond equal blocks
+            HierarchicalRequest q;
+            q.collective = collective;
+            q.dims = Dims(dims);
+            for (DimensionGroup& d : q.dims) d.active_chunks = active;
+            int ranks = 1;
+            for (const DimensionGroup& d : dims) ranks *= d.size;
+            q.splits = 6;
+            q.bytes = static_cast<uint64_t>(ranks) * 6 * 1000 + odd;
+            q.order = order;
+            q.policy = QueuePolicy::SmallestChunkFirst;
+            const Plan shared = build_hierarchical(q);
+            q.share_positions = false;
+            const Plan full = build_hierarchical(q);
+            const std::string what = std::string(to_string(collective)) + " " + shared.algorithm +
+                                     " active " + std::to_string(active) + " bytes " +
+                                     std::to_string(q.bytes);
+            ASSERT_EQ(shared.symmetry.positions, ranks) << what;
+            ASSERT_EQ(shared.ranks.size(), 1u) << what;
+            ASSERT_EQ(full.ranks.size(), static_cast<size_t>(ranks)) << what;
+            EXPECT_EQ(shared.bytes_sent(), full.bytes_sent()) << what;
+            EXPECT_EQ(check_plan(shared, collective), "") << what;
+            const Layout in_shared(shared, collective, 0), in_full(full, collective, 0);
+            std::vector<uint32_t> a, b;
+            for (int p = 0; p < ranks; ++p) {
+              const RankPlan &s = shared.of(p), &f = full.of(p);
+              ASSERT_EQ(s.ops.size(), f.ops.size()) << what << " position " << p;
+              for (uint32_t k = 0; k < s.ops.size(); ++k) {
+                const std::string at =
+                    what + " position " + std::to_string(p) + " op " + std::to_string(k);
+                const Op &x = s.ops[k], &y = f.ops[k];
+                ASSERT_EQ(x.kind, y.kind) << at;
+                if (x.kind == OpKind::Send || x.kind == OpKind::Recv) {
+                  ASSERT_EQ(shared.peer_of(p, x), full.peer_of(p, y)) << at;
+                }
+                ASSERT_EQ(shared.bytes_of(p, k), full.bytes_of(p, k)) << at;
+                ASSERT_EQ(x.tag, y.tag) << at;
+                const DepRange dx = s.deps(k), dy = f.deps(k);
+                ASSERT_EQ(std::vector<uint32_t>(dx.begin(), dx.end()),
+                          std::vector<uint32_t>(dy.begin(), dy.end()))
+                    << at;
+                ASSERT_EQ(s.data[k].reduce, f.data[k].reduce) << at;
+                for (Side side : {Side::Source, Side::Destination}) {
+                  ASSERT_EQ(s.data[k].buffer(side), f.data[k].buffer(side)) << at;
+                  ASSERT_EQ(in_shared.blocks(p, k, side, a), "") << at;
+                  ASSERT_EQ(in_full.blocks(p, k, side, b), "") << at;
+                  // The same blocks; in another order where moving permutes a range's lower digits,
+                  // which it does alike at both ends of a message.
+                  std::sort(a.begin(), a.end());
+                  std::sort(b.begin(), b.end());
+                  ASSERT_EQ(a, b) << at;
+                }
+              }
+            }
+            ++compared;
+          }
+  EXPECT_EQ(compared, 3 * 3 * 2 * 2 * 3);
+}
+
+// Position 0's plan stands for all only where it can: an all-to-all (its blocks transpose) and
+// an all-reduce in each dimension (every phase works on the whole chunk) write every position's
+// ops. Blocks of unequal sizes are sized where they run.
+TEST(Hierarchical, WritesEveryPositionWhereItsPlanDiffers) {
+  HierarchicalRequest q;
+  q.dims = {{4, Algorithm::Ring, 100}, {2, Algorithm::Direct, 50}};
+  q.splits = 2;
+  q.bytes = 8 * 2 * 64;
+  EXPECT_EQ(build_hierarchical(q).symmetry.positions, 8);
+  EXPECT_TRUE(build_hierarchical(q).symmetry.uneven_chunk_bytes.empty());
+  q.bytes += 3;  // chunks of 513 and 514 bytes: blocks of 64 and 65
+  const Plan uneven = build_hierarchical(q);
+  EXPECT_EQ(uneven.symmetry.positions, 8);
+  EXPECT_EQ(uneven.symmetry.uneven_chunk_bytes, (std::vector<uint64_t>{514, 513}));
+  EXPECT_EQ(uneven.ranks.size(), 1u);
+  q.bytes -= 3;
+  q.order = DimensionOrder::AllReduceEach;
+  EXPECT_EQ(build_hierarchical(q).symmetry.positions, 0);
+  q.order = DimensionOrder::Ascending;
+  q.dims[0].algorithm = Algorithm::Direct;
+  q.collective = Collective::AllToAll;
+  EXPECT_EQ(build_hierarchical(q).symmetry.positions, 0);
 }
 
 // A reduce-scatter over Ring 4 x Ring 2 goes up the dimensions: rank r = (x, y) ends with the block

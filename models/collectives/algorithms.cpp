@@ -81,7 +81,7 @@ struct Blocks {
 // algorithms work in one buffer holding the whole data (`work`: the input of reduce-scatter, the
 // output of the others). Tags are offset per chunk so chunks never cross-match. An op written
 // without dependencies waits for its rank's gate, when it has one (active chunks). Ranks the plan
-// does not hold (all but position 0 of a rotational plan) are skipped.
+// does not hold (all but position 0 of a rotational or symmetric plan) are skipped.
 class ChunkWriter {
  public:
   // `gates`: per rank, the op an op written without dependencies waits for (-1: none).
@@ -139,9 +139,11 @@ class ChunkWriter {
   uint32_t join(int rank, std::vector<uint32_t> deps) {
     return add(rank, {OpKind::Nop, -1, 0, 0}, std::move(deps), {});
   }
+  // Whether the plan holds the ops of `rank` (a place in the group, when there is one): all but
+  // position 0 of a rotational or symmetric plan are not held.
   bool holds(int rank) const {
-    return group_ ? rank < static_cast<int>(group_->members.size())
-                  : rank < static_cast<int>(plan_.ranks.size());
+    if (group_) rank = group_->members[rank];
+    return rank < static_cast<int>(plan_.ranks.size());
   }
   int blocks() const { return blocks_; }
 
@@ -216,7 +218,8 @@ Blocks block(int j, int n) {
 // the reduction engine's time for its bytes). Returns per rank the index of its last receive.
 std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint32_t step0) {
   std::vector<int64_t> last(n, -1);
-  for (int i = 0; i < n && w.holds(i); ++i) {
+  for (int i = 0; i < n; ++i) {
+    if (!w.holds(i)) continue;
     int64_t prev = -1;
     for (int k = 0; k < n - 1; ++k) {
       w.send(i, mod(i + 1, n), block(i - k - 1, n), step0 + k, after(prev));
@@ -230,7 +233,8 @@ std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint32_t step0) 
 // All-gather around the ring, rank i starting from block i: at step k it sends block i-k and
 // receives block i-k-1.
 void ring_all_gather(ChunkWriter& w, int n, uint32_t step0, const std::vector<int64_t>& start) {
-  for (int i = 0; i < n && w.holds(i); ++i) {
+  for (int i = 0; i < n; ++i) {
+    if (!w.holds(i)) continue;
     int64_t prev = start.empty() ? -1 : start[i];
     for (int k = 0; k < n - 1; ++k) {
       w.send(i, mod(i + 1, n), block(i - k, n), step0 + k, after(prev));
@@ -242,16 +246,19 @@ void ring_all_gather(ChunkWriter& w, int n, uint32_t step0, const std::vector<in
 // ---- direct
 // --------------------------------------------------------------------------------------
 
+// Rank i sends to i + 1 first, then i + 2, ... (no rank is everyone's first destination), and
+// posts its receives from i - 1, i - 2, ...: every rank's ops are rank 0's moved by i, so the plan
+// is the same at every place of a ring of positions (Symmetry).
 std::vector<int64_t> direct_reduce_scatter(ChunkWriter& w, int n, uint32_t step) {
   std::vector<int64_t> last(n, -1);
   for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j)
-      if (j != i) w.send(i, j, block(j, n), step);
+    if (!w.holds(i)) continue;
+    for (int k = 1; k < n; ++k) w.send(i, mod(i + k, n), block(i + k, n), step);
     // Every peer's part combines into block i as it arrives (one reduction engine serialises
     // them); the chunk's next phase waits for them all.
     std::vector<uint32_t> combined;
-    for (int j = 0; j < n; ++j)
-      if (j != i) combined.push_back(w.recv(i, j, block(i, n), step, {}, true));
+    for (int k = 1; k < n; ++k)
+      combined.push_back(w.recv(i, mod(i - k, n), block(i, n), step, {}, true));
     last[i] = w.join(i, combined);
   }
   return last;
@@ -259,11 +266,10 @@ std::vector<int64_t> direct_reduce_scatter(ChunkWriter& w, int n, uint32_t step)
 
 void direct_all_gather(ChunkWriter& w, int n, uint32_t step, const std::vector<int64_t>& start) {
   for (int i = 0; i < n; ++i) {
+    if (!w.holds(i)) continue;
     int64_t prev = start.empty() ? -1 : start[i];
-    for (int j = 0; j < n; ++j)
-      if (j != i) w.send(i, j, block(i, n), step, after(prev));
-    for (int j = 0; j < n; ++j)
-      if (j != i) w.recv(i, j, block(j, n), step);
+    for (int k = 1; k < n; ++k) w.send(i, mod(i + k, n), block(i, n), step, after(prev));
+    for (int k = 1; k < n; ++k) w.recv(i, mod(i - k, n), block(i - k, n), step);
   }
 }
 
@@ -275,6 +281,7 @@ void direct_all_gather(ChunkWriter& w, int n, uint32_t step, const std::vector<i
 std::vector<int64_t> halving_reduce_scatter(ChunkWriter& w, int n, uint32_t step0) {
   std::vector<int64_t> last(n, -1);
   for (int i = 0; i < n; ++i) {
+    if (!w.holds(i)) continue;
     Blocks range{0, n};
     int64_t prev = -1;
     uint32_t step = step0;
@@ -295,6 +302,7 @@ std::vector<int64_t> halving_reduce_scatter(ChunkWriter& w, int n, uint32_t step
 // Recursive doubling from block i: the reverse of the halving, the range doubling each step.
 void doubling_all_gather(ChunkWriter& w, int n, uint32_t step0, const std::vector<int64_t>& start) {
   for (int i = 0; i < n; ++i) {
+    if (!w.holds(i)) continue;
     Blocks range{i, 1};
     int64_t prev = start.empty() ? -1 : start[i];
     uint32_t step = step0;
@@ -338,7 +346,8 @@ void tree_all_reduce(ChunkWriter& w, const std::vector<int>& order, Blocks b, ui
 // in phase p - 1, n(n - 1) / 2 messages in all. The block addressed to i itself lands in its
 // output; the others wait in scratch blocks, one each ((n - 1)(n - 2) / 2 per chunk).
 void ring_relay_all_to_all(ChunkWriter& w, int n) {
-  for (int i = 0; i < n && w.holds(i); ++i) {
+  for (int i = 0; i < n; ++i) {
+    if (!w.holds(i)) continue;
     w.copy_own(i, block(i, n));
     const int next = mod(i + 1, n), prev = mod(i - 1, n);
     // Last phase's relayed blocks by distance from i: (receive op, scratch slot).
@@ -441,7 +450,8 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
           ring_relay_all_to_all(w, n);
           return;
         case Algorithm::Pairwise:  // one peer at a time, at growing distance
-          for (int i = 0; i < n && w.holds(i); ++i) {
+          for (int i = 0; i < n; ++i) {
+            if (!w.holds(i)) continue;
             int64_t prev = -1, prev_recv = -1;
             w.copy_own(i, block(i, n));
             for (int k = 1; k < n; ++k) {

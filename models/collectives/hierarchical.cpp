@@ -411,7 +411,6 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
     algorithms += (algorithms.empty() ? "" : ",") + std::string(to_string(d.algorithm));
   plan.algorithm = std::string("hierarchical(") + algorithms + ";" + to_string(q.order) + "," +
                    to_string(q.policy) + ")";
-  plan.ranks.resize(ranks);
   plan.chunks = static_cast<uint32_t>(request.splits);
   plan.blocks_per_chunk = plan.input_blocks = plan.output_blocks = static_cast<uint32_t>(ranks);
   if (q.collective == Collective::AllGather) plan.input_blocks = 1;
@@ -420,6 +419,7 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
   const Buffer work = q.collective == Collective::ReduceScatter ? Buffer::Input : Buffer::Output;
   const bool all_to_all = q.collective == Collective::AllToAll;
   plan.in_place = !all_to_all;
+  plan.ranks.resize(ranks);
   if (ranks == 1) return plan;
   // An all-to-all's phases go from the input through the output and the scratch in turn, the
   // last into the output.
@@ -466,6 +466,37 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
         plan.slot_order[c * static_cast<size_t>(ranks) + position] = static_cast<uint32_t>(r);
       }
   }
+  // Position 0's ops stand for every position's when each dimension's algorithm treats its places
+  // alike (Plan::symmetry); blocks of unequal sizes are sized where they run (Plan::bytes_of).
+  bool symmetric = q.share_positions && !all_to_all && q.order != DimensionOrder::AllReduceEach;
+  for (const DimensionGroup& d : q.dims)
+    if (d.size > 1 && d.algorithm != Algorithm::Ring && d.algorithm != Algorithm::Direct &&
+        d.algorithm != Algorithm::HalvingDoubling)
+      symmetric = false;
+  if (symmetric) {
+    Symmetry& sym = plan.symmetry;
+    sym.positions = ranks;
+    for (int d = 0; d < count; ++d) {
+      sym.sizes.push_back(q.dims[d].size);
+      sym.strides.push_back(stride[d]);
+      sym.by_xor.push_back(q.dims[d].algorithm == Algorithm::HalvingDoubling);
+    }
+    for (size_t c = 0; c < schedule.chunks.size(); ++c) {
+      sym.digits.emplace_back();
+      for (int d : digits[c])
+        sym.digits.back().push_back({static_cast<uint16_t>(d), reversed(c, d)});
+    }
+    std::vector<uint64_t> chunk_bytes;
+    bool even = true;
+    for (size_t c = 0; c < schedule.chunks.size(); ++c) {
+      chunk_bytes.push_back(share(request.bytes, request.splits, c));
+      even = even && chunk_bytes.back() % static_cast<uint64_t>(ranks) == 0;
+    }
+    if (!even) sym.uneven_chunk_bytes = std::move(chunk_bytes);
+    plan.ranks.resize(1);
+  }
+  // The positions whose ops the plan holds: all, or position 0 alone.
+  const int held = static_cast<int>(plan.ranks.size());
   size_t most_phases = 0;
   for (const auto& phases : schedule.chunks) most_phases = std::max(most_phases, phases.size());
   if (most_phases * static_cast<size_t>(span) >= 65536)
@@ -480,9 +511,10 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
     const uint32_t tag_offset = static_cast<uint32_t>(p * span);
     // One group per set of the other dimensions' coordinates: the ranks at coordinate 0 of d
     // stand for them.
+    // (Position 0 alone when it stands for all.)
     std::vector<int> group_bases;
     for (int r = 0; r < ranks; ++r)
-      if (coordinate(r, d) == 0) group_bases.push_back(r);
+      if (coordinate(r, d) == 0 && (held == ranks || r == 0)) group_bases.push_back(r);
     if (phase.collective == Collective::AllToAll) {
       std::vector<bool> done(count, false);
       for (int earlier = 0; earlier < p; ++earlier) done[schedule.chunks[c][earlier].dim] = true;
@@ -529,7 +561,7 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
   // Per chunk and phase, per rank: the op that closes it (a Nop after its last ops).
   std::vector<std::vector<std::vector<int64_t>>> ends(schedule.chunks.size());
   for (size_t c = 0; c < schedule.chunks.size(); ++c)
-    ends[c].assign(schedule.chunks[c].size(), std::vector<int64_t>(ranks, -1));
+    ends[c].assign(schedule.chunks[c].size(), std::vector<int64_t>(held, -1));
   // Phases are written in each dimension's service order, interleaved so that every phase's
   // predecessors (its chunk's previous phase, the previous phase in its slot of the dimension) are
   // written before it.
@@ -550,7 +582,7 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
         auto& slot = slot_last[d][static_cast<size_t>(c) % slot_last[d].size()];
         const bool limited = q.dims[d].active_chunks > 0 && slot.first >= 0;
         std::vector<int64_t> gates(ranks, -1);
-        for (int r = 0; r < ranks; ++r) {
+        for (int r = 0; r < held; ++r) {
           std::vector<uint32_t> waits;
           if (p > 0) waits.push_back(static_cast<uint32_t>(ends[c][p - 1][r]));
           if (limited) waits.push_back(static_cast<uint32_t>(ends[slot.first][slot.second][r]));
@@ -559,12 +591,12 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
           else if (waits.size() > 1)
             gates[r] = plan.ranks[r].add({OpKind::Nop, -1, 0, 0}, waits);
         }
-        std::vector<size_t> first(ranks);
-        for (int r = 0; r < ranks; ++r) first[r] = plan.ranks[r].ops.size();
+        std::vector<size_t> first(held);
+        for (int r = 0; r < held; ++r) first[r] = plan.ranks[r].ops.size();
         write_phase(c, p, gates);
         // The phase ends, on each rank, when its ops nothing else in it waits for have finished.
         // (A rank with no ops in it, outside every group, passes its gate on.)
-        for (int r = 0; r < ranks; ++r) ends[c][p][r] = plan.ranks[r].close(first[r], gates[r]);
+        for (int r = 0; r < held; ++r) ends[c][p][r] = plan.ranks[r].close(first[r], gates[r]);
         slot = {static_cast<int>(c), p};
         ++next[d];
         ++written;

@@ -58,6 +58,11 @@ struct HierarchicalRequest {
   std::vector<DimensionGroup> dims;  // dimension 0 first; NPU r's coordinate d varies fastest at 0
   DimensionOrder order = DimensionOrder::Ascending;
   QueuePolicy policy = QueuePolicy::Fifo;
+  // Hold position 0's ops alone when every position runs them alike (Plan::symmetry): an
+  // all-reduce, reduce-scatter or all-gather in reduce-scatter / all-gather phases, its dimensions
+  // running ring, direct or halving-doubling, every chunk a multiple of the rank count in bytes.
+  // false: every position's ops, written out (the form the shared one is tested against).
+  bool share_positions = true;
 };
 
 // One step of a chunk: a collective over one dimension on the `bytes` the chunk holds then.

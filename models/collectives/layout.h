@@ -33,8 +33,9 @@ class Layout {
   size_t slot(int r, Buffer b, uint32_t c, uint32_t j) const;
 
   // The blocks (indices into its buffer) that side `side` of op k of position r names: from its
-  // first block on, in a row or in runs (DataRef), cyclic in the buffer, shifted by the position
-  // in a rotational plan. "" or the problem. Not for relays (their `first` is an op).
+  // first block on, in a row or in runs (DataRef), cyclic in the buffer, moved with the position
+  // in a rotational or symmetric plan (Plan::absolute_block). "" or the problem. Not for relays
+  // (their `first` is an op).
   std::string blocks(int r, uint32_t k, Side side, std::vector<uint32_t>& out) const;
 
   // The collective's block that input block j of chunk c of rank r starts with (kNothing: none).

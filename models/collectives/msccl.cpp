@@ -526,7 +526,7 @@ Algorithm from_plan(const Plan& plan, Collective collective, const std::string& 
                                     " names blocks in strided runs (a hierarchical all-to-all): "
                                     "MSCCL steps name contiguous chunks");
       const uint32_t size = plan.blocks_in(b);
-      const uint32_t start = plan.absolute_first(p, b, first);
+      const uint32_t start = plan.absolute_first(p, b, d.chunk, first, d.count);
       if (d.count > 0 && start + static_cast<uint64_t>(d.count) > size)
         throw std::invalid_argument("position " + std::to_string(p) + " op " + std::to_string(k) +
                                     " names blocks that wrap around its " + to_string(b) +

@@ -63,12 +63,88 @@ uint32_t RankPlan::add(Op op, const std::vector<uint32_t>& deps, DataRef moved) 
   return static_cast<uint32_t>(ops.size() - 1);
 }
 
+int Symmetry::move(int p, int g) const {
+  int moved = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const int a = coordinate(p, d), b = coordinate(g, d);
+    moved += (by_xor[d] ? a ^ b : (a + b) % sizes[d]) * strides[d];
+  }
+  return moved;
+}
+
+int Symmetry::inverse(int g) const {
+  int inverse = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const int b = coordinate(g, d);
+    inverse += (by_xor[d] ? b : (sizes[d] - b) % sizes[d]) * strides[d];
+  }
+  return inverse;
+}
+
+uint32_t Symmetry::move_block(int p, uint32_t chunk, uint32_t j) const {
+  const std::vector<BlockDigit>& number = digits[chunk];
+  uint32_t moved = 0, weight = 1;
+  for (auto it = number.rbegin(); it != number.rend(); ++it) {
+    const int n = sizes[it->dim], c = coordinate(p, it->dim);
+    const int v = static_cast<int>(j % static_cast<uint32_t>(n));
+    j /= static_cast<uint32_t>(n);
+    const int w = by_xor[it->dim] ? v ^ c : it->backwards ? (v - c + n) % n : (v + c) % n;
+    moved += static_cast<uint32_t>(w) * weight;
+    weight *= static_cast<uint32_t>(n);
+  }
+  return moved;
+}
+
+uint32_t Plan::absolute_first(int p, Buffer b, uint32_t chunk, uint32_t first,
+                              uint32_t count) const {
+  if (symmetry.positions == 0 || blocks_in(b) != blocks_per_chunk || count == 0)
+    return absolute_block(p, b, chunk, first);
+  uint32_t low = UINT32_MAX, high = 0;
+  for (uint32_t t = 0; t < count; ++t) {
+    const uint32_t j = absolute_block(p, b, chunk, (first + t) % blocks_per_chunk);
+    low = std::min(low, j);
+    high = std::max(high, j);
+  }
+  if (high - low + 1 != count)
+    throw std::logic_error("position " + std::to_string(p) + " names " + std::to_string(count) +
+                           " blocks from block " + std::to_string(first) + " of chunk " +
+                           std::to_string(chunk) + " that are not in a row once moved");
+  return low;
+}
+
+uint64_t Plan::moved_bytes(int p, uint32_t k) const {
+  const Op& op = ranks[0].ops[k];
+  const DataRef& d = ranks[0].data[k];
+  if (op.kind != OpKind::Send && op.kind != OpKind::Recv) return op.bytes;
+  const uint32_t blocks = blocks_per_chunk;
+  if (blocks_in(d.src) != blocks || d.count == 0) return op.bytes;
+  const uint64_t chunk = symmetry.uneven_chunk_bytes[d.chunk];
+  const uint64_t extra = chunk % blocks;
+  // The range's lowest digits that it covers whole: moving only permutes them, so each stretch of
+  // `whole` blocks stays a stretch, at the place its upper digits move to.
+  uint32_t whole = 1;
+  const std::vector<BlockDigit>& number = symmetry.digits[d.chunk];
+  for (auto it = number.rbegin(); it != number.rend(); ++it) {
+    const uint32_t wider = whole * static_cast<uint32_t>(symmetry.sizes[it->dim]);
+    if (d.src_first % wider != 0 || d.count % wider != 0) break;
+    whole = wider;
+  }
+  uint64_t extras = 0;  // blocks below chunk mod blocks, which hold a byte more
+  for (uint32_t s = d.src_first; s < d.src_first + d.count; s += whole) {
+    const uint64_t start = symmetry.move_block(p, d.chunk, s % blocks) / whole * whole;
+    if (start < extra) extras += std::min<uint64_t>(whole, extra - start);
+  }
+  return chunk / blocks * d.count + extras;
+}
+
 uint64_t Plan::bytes_sent() const {
+  // Position 0's sends times the positions when it stands for all, unless their sizes differ.
+  const bool each = !held_once() || !symmetry.uneven_chunk_bytes.empty();
   uint64_t total = 0;
-  for (const auto& r : ranks)
-    for (const auto& op : r.ops)
-      if (op.kind == OpKind::Send) total += op.bytes;
-  return rotation > 0 ? total * static_cast<uint64_t>(rotation) : total;
+  for (int p = 0; p < (each ? size() : 1); ++p)
+    for (uint32_t k = 0; k < of(p).ops.size(); ++k)
+      if (of(p).ops[k].kind == OpKind::Send) total += bytes_of(p, k);
+  return each ? total : total * static_cast<uint64_t>(size());
 }
 
 void Plan::finish() {
@@ -100,8 +176,8 @@ void Plan::validate() const {
       return std::to_string(from) + "->" + std::to_string(to) + " tag " + std::to_string(tag);
     }
   };
-  // A rotational plan's position 0 stands for all: its send to p must meet position p's receive
-  // from 0, which is position 0's receive from n - p, shifted by p.
+  // A rotational or symmetric plan's position 0 stands for all: its send to g must meet position
+  // g's receive from 0, which is position 0's receive from the inverse of g, moved by g.
   std::vector<Transfer> sends, recvs;
   const int n = size();
   for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
@@ -117,10 +193,14 @@ void Plan::validate() const {
         if (op.peer < 0 || op.peer >= n || op.peer == r)
           throw std::logic_error("rank " + std::to_string(r) + " op " + std::to_string(i) +
                                  " has invalid peer " + std::to_string(op.peer));
+        // (A symmetric plan of uneven blocks: the receive is position g's, sized there.)
         if (op.kind == OpKind::Send)
-          sends.push_back({r, op.peer, op.tag, op.bytes});
+          sends.push_back({r, op.peer, op.tag, bytes_of(r, static_cast<uint32_t>(i))});
         else if (rotation > 0)
           recvs.push_back({0, (n - op.peer) % n, op.tag, op.bytes});
+        else if (symmetry.positions > 0)
+          recvs.push_back({0, symmetry.inverse(op.peer), op.tag,
+                           bytes_of(symmetry.inverse(op.peer), static_cast<uint32_t>(i))});
         else
           recvs.push_back({op.peer, r, op.tag, op.bytes});
       }

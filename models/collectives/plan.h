@@ -119,6 +119,39 @@ inline uint64_t share(uint64_t total, uint64_t n, uint64_t j) {
   return total / n + (j < total % n ? 1 : 0);
 }
 
+// One digit of a chunk's block numbering in a symmetric plan: the dimension whose coordinate it
+// counts, and whether it counts it backwards (a ring chunk going round the other way).
+struct BlockDigit {
+  uint16_t dim = 0;
+  bool backwards = false;
+};
+
+// A plan every position runs alike, moved along the dimensions of a grid: a hierarchical plan
+// whose dimensions run rings, direct exchanges or halving-doubling on blocks that divide evenly.
+// Positions are coordinates, dimension 0 varying fastest. Position p runs position 0's ops with
+// each peer g moved to p + g, coordinate by coordinate: added modulo the dimension's size, or, on a
+// halving-doubling dimension, combined by exclusive or (its butterflies pair bits, not distances).
+// Blocks of a chunk's whole buffer are numbers whose digits are coordinates (`digits`); they move
+// with the position the same way, a backwards digit by subtraction. A 1,024-NPU hierarchical
+// all-reduce then holds one rank's ops, not 1,024.
+struct Symmetry {
+  int positions = 0;                            // 0: not symmetric
+  std::vector<int> sizes, strides;              // per dimension
+  std::vector<bool> by_xor;                     // per dimension
+  std::vector<std::vector<BlockDigit>> digits;  // per chunk, most significant first
+  // Per chunk, its bytes, when some chunk does not split evenly into blocks (empty when all do):
+  // block j of a chunk of S bytes holds S / blocks, one more when j < S mod blocks, so an op's
+  // size then depends on the blocks it names where it runs (Plan::bytes_of).
+  std::vector<uint64_t> uneven_chunk_bytes;
+
+  int coordinate(int p, size_t d) const { return p / strides[d] % sizes[d]; }
+  // Position p moved by g (p + g); and the g with p + g = 0 (p's inverse).
+  int move(int p, int g) const;
+  int inverse(int g) const;
+  // Block j of chunk c's whole buffer as position 0 names it, seen from position p.
+  uint32_t move_block(int p, uint32_t chunk, uint32_t j) const;
+};
+
 struct Plan {
   std::string algorithm;
   // The data's shape (DataRef): `chunks` chunks; per chunk the collective's data is
@@ -143,11 +176,20 @@ struct Plan {
   // divide evenly are rotational: a 1,024-rank all-reduce then holds one rank's ops, not 1,024.
   std::vector<RankPlan> ranks;
   int rotation = 0;  // communicator size of a rotational plan; 0 = one plan per position
+  // Or: position 0's plan alone, moved along the dimensions (Symmetry). A rotational plan is the
+  // one-dimension case, kept apart because its block ranges wrap round the buffer.
+  Symmetry symmetry;
   // Where op `op` of position `p` came from, for messages about imported plans ("gpu 2 tb 1 step
   // 3 (line 40)"); empty for built-in plans, whose ops are named by rank, index and tag.
   std::function<std::string(int p, uint32_t op)> origin;
 
-  int size() const { return rotation > 0 ? rotation : static_cast<int>(ranks.size()); }
+  int size() const {
+    return rotation > 0             ? rotation
+           : symmetry.positions > 0 ? symmetry.positions
+                                    : static_cast<int>(ranks.size());
+  }
+  // Whether position 0's plan stands for every position (rotational or symmetric).
+  bool held_once() const { return rotation > 0 || symmetry.positions > 0; }
   // Blocks per chunk of a rank's buffer `b` (0 for the relay).
   uint32_t blocks_in(Buffer b) const {
     return b == Buffer::Input     ? input_blocks
@@ -155,17 +197,32 @@ struct Plan {
            : b == Buffer::Scratch ? scratch_blocks
                                   : 0;
   }
-  // The block position p's op names as `first` of buffer `b`, as an absolute index: a rotational
-  // plan shifts it by the position (relays are op indices and do not move).
-  uint32_t absolute_first(int p, Buffer b, uint32_t first) const {
+  // Block j of buffer `b` of chunk `chunk` as position p's op names it, as an absolute index: a
+  // rotational plan shifts it by the position, a symmetric one moves its digits (relays are op
+  // indices and do not move; a symmetric plan's buffers of one rank's share hold one block).
+  uint32_t absolute_block(int p, Buffer b, uint32_t chunk, uint32_t j) const {
     const uint32_t size = blocks_in(b);
-    if (rotation == 0 || size == 0) return first;
-    return static_cast<uint32_t>((uint64_t{first} + static_cast<uint64_t>(p)) % size);
+    if (size == 0) return j;
+    if (rotation > 0) return static_cast<uint32_t>((uint64_t{j} + static_cast<uint64_t>(p)) % size);
+    if (symmetry.positions > 0 && size == blocks_per_chunk) return symmetry.move_block(p, chunk, j);
+    return j;
+  }
+  // The first block, as an absolute index, of the `count` blocks from `first` that position p's op
+  // names in buffer `b` of chunk `chunk`: where a file that names ranges by their start (MSCCL XML,
+  // a Chakra graph) puts them. Throws std::logic_error when a symmetric plan's range does not stay
+  // in a row once moved (its plans' ranges do).
+  uint32_t absolute_first(int p, Buffer b, uint32_t chunk, uint32_t first, uint32_t count) const;
+  // The bytes op k of position p moves (or, for Compute, its picoseconds): Op::bytes, or in a
+  // symmetric plan of uneven blocks the size of the blocks the op names at p.
+  uint64_t bytes_of(int p, uint32_t k) const {
+    return symmetry.uneven_chunk_bytes.empty() ? of(p).ops[k].bytes : moved_bytes(p, k);
   }
   // The ops position `p` runs, and the position its op `op` exchanges with.
-  const RankPlan& of(int p) const { return rotation > 0 ? ranks[0] : ranks[p]; }
+  const RankPlan& of(int p) const { return held_once() ? ranks[0] : ranks[p]; }
   int peer_of(int p, const Op& op) const {
-    return rotation > 0 ? (p + op.peer) % rotation : op.peer;
+    return rotation > 0             ? (p + op.peer) % rotation
+           : symmetry.positions > 0 ? symmetry.move(p, op.peer)
+                                    : op.peer;
   }
   // Total bytes sent by all ranks (for traffic accounting and tests).
   uint64_t bytes_sent() const;
@@ -175,6 +232,9 @@ struct Plan {
   // Recv with the same (sender, receiver, tag) and size. Throws std::logic_error describing the
   // first problem.
   void validate() const;
+
+ private:
+  uint64_t moved_bytes(int p, uint32_t k) const;
 };
 
 }  // namespace wafersim::collectives

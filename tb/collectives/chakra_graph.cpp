@@ -308,13 +308,14 @@ void write_chakra_collective(const collectives::Plan& plan, collectives::Collect
           break;
       }
       if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
-        node.comm_size = op.bytes;
+        node.comm_size = plan.bytes_of(p, k);
         node.comm_tag = op.tag;
       }
       const DataRef& d = rp.data[k];
-      // A rotational plan's ranges move with the position; written out, they are absolute.
+      // A rotational or symmetric plan's ranges move with the position; written out, they are
+      // absolute.
       auto absolute = [&](Buffer b, uint32_t first) -> int64_t {
-        return plan.absolute_first(p, b, first);
+        return plan.absolute_first(p, b, d.chunk, first, d.count);
       };
       node.data_ref = {d.chunk,
                        static_cast<int64_t>(d.src),

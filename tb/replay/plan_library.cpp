@@ -160,7 +160,7 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
   // Proven on abstract data before it runs (the executor's cost grows with the ops of all ranks).
   size_t ops = 0;
   for (const auto& rank : entry.plan->ranks) ops += rank.ops.size();
-  if (entry.plan->rotation > 0) ops *= static_cast<size_t>(entry.plan->rotation);
+  if (entry.plan->held_once()) ops *= static_cast<size_t>(entry.plan->size());
   if (static_cast<double>(ops) <= config_.verify_max_ops) {
     const std::string problem = collectives::check_plan(
         *entry.plan, data_known ? q.collective : Collective::Custom, q.root);

@@ -383,13 +383,13 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
   if (run.data) run.data->issued(run.position, k);
   run.progress[k] = kOpIssued;
   // A Nop only joins dependencies; a copy of nothing (built-in all-to-all's own block) is free.
-  if (op.kind == collectives::OpKind::Nop ||
-      (op.kind == collectives::OpKind::Copy && op.bytes == 0)) {
+  const uint64_t bytes = run.plan->bytes_of(run.position, k);
+  if (op.kind == collectives::OpKind::Nop || (op.kind == collectives::OpKind::Copy && bytes == 0)) {
     plan_op_done(run, k);
     return;
   }
   Command* c = acquire_command(run.rank, run.node, &run, k);
-  c->ext.bytes = op.bytes;
+  c->ext.bytes = bytes;
   c->ext.tag = (run.instance << 32) | op.tag;
   switch (op.kind) {
     case collectives::OpKind::Send:
@@ -406,7 +406,7 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
     case collectives::OpKind::Compute:  // a fixed duration, in picoseconds
       c->ext.kind = hw::CommandKind::Compute;
       c->ext.roofline = false;
-      c->ext.duration = sc_core::sc_time::from_value(op.bytes);
+      c->ext.duration = sc_core::sc_time::from_value(bytes);
       break;
     default:
       c->ext.kind = hw::CommandKind::Reduce;
