@@ -60,8 +60,9 @@ struct HierarchicalRequest {
   QueuePolicy policy = QueuePolicy::Fifo;
   // Hold position 0's ops alone when every position runs them alike (Plan::symmetry): an
   // all-reduce, reduce-scatter or all-gather in reduce-scatter / all-gather phases, its dimensions
-  // running ring, direct or halving-doubling, every chunk a multiple of the rank count in bytes.
-  // false: every position's ops, written out (the form the shared one is tested against).
+  // running ring, direct or halving-doubling (blocks of unequal sizes are sized where an op runs,
+  // Plan::bytes_of). false: every position's ops, written out (the form the shared one is tested
+  // against).
   bool share_positions = true;
 };
 
