@@ -50,6 +50,11 @@ FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params,
   for (const auto& l : outputs) add_output(l);
 }
 
+FabricNode::~FabricNode() {
+  while (!outputs_.empty()) outputs_.pop_back();
+  while (!inputs_.empty()) inputs_.pop_back();
+}
+
 void FabricNode::add_output(const topology::Link& link) {
   int port = static_cast<int>(outputs_.size());
   Output out;
@@ -80,8 +85,8 @@ void FabricNode::add_input(const topology::Link& link) {
   inputs_.push_back(std::move(in));
 }
 
-void FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
-                      const LinkSlot& slot) {
+tlm::tlm_sync_enum FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                                    const LinkSlot& slot) {
   Output& out = outputs_[port];
   const sc_time now = this->now();
   const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
@@ -110,16 +115,15 @@ void FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& un
 
   tlm::tlm_phase phase = kUnit;
   sc_time delay = slot.start + serialisation(out, head_bytes) + out.latency - now;
-  if (out.forward->nb_transport_fw(trans, phase, delay) == tlm::TLM_COMPLETED) trans.release();
+  return out.forward->nb_transport_fw(trans, phase, delay);
 }
 
 FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
                                           const sc_time& depart) {
   const LinkSlot slot = slot_for(outputs_[port], unit, depart);
-  tlm::tlm_generic_payload* trans = pool_.acquire();
-  TransferExt& ext = *transfer(*trans);
-  ext = unit;
-  send(port, *trans, ext, slot);
+  LinkPayload* trans = pool_.acquire();
+  trans->unit = unit;
+  if (send(port, *trans, trans->unit, slot) == tlm::TLM_COMPLETED) trans->release();
   return slot;
 }
 
@@ -136,7 +140,7 @@ tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans
   unit->port = port;
   const sc_time arrival = now() + delay;
   if (decoupled()) {
-    pass(port, *unit, arrival);
+    pass(port, trans, *unit, arrival);
     return tlm::TLM_COMPLETED;
   }
   count_event();

@@ -43,10 +43,11 @@ struct LinkStats {
   sc_core::sc_time stall;
 };
 
-// What the blocks of one fabric share: the payload pool, the calendar that wakes them, and the
-// topology they were built from (message fidelity: where a message's path narrows).
+// What the blocks of one fabric share: the payload and message pools, the calendar that wakes
+// them, and the topology they were built from (message fidelity: where a message's path narrows).
 struct FabricShared {
   PayloadPool& pool;
+  MessagePool& messages;
   WakeCalendar& calendar;
   const topology::Topology& topology;
 };
@@ -59,6 +60,8 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   // One input port per incoming link and one output port per outgoing link, in the order given.
   FabricNode(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
              const std::vector<topology::Link>& inputs, const std::vector<topology::Link>& outputs);
+  // Destroys the ports newest first (see ~Platform).
+  ~FabricNode() override;
 
   InitiatorSocket& output_socket(int port) { return *outputs_[port].socket; }
   TargetSocket& input_socket(int port) { return *inputs_[port].socket; }
@@ -131,8 +134,11 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
                           const sc_core::sc_time& arrival) = 0;
   // A credit the block waits for comes back on `out_port` at `at` (>= now).
   virtual void on_credit_returning(int out_port, const sc_core::sc_time& at) = 0;
-  // Message fidelity: `unit`'s head reaches input `in_port` at `head_at` (>= now); pass it on now.
-  virtual void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) = 0;
+  // Message fidelity: `unit` (carried by `trans`) has its head reach input `in_port` at `head_at`
+  // (>= now); pass it on now. A block that forwards it sends `trans` itself on, as an interconnect
+  // does: the payload stays the sending NPU's, which releases it when the call returns.
+  virtual void pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                    const sc_core::sc_time& head_at) = 0;
   bool decoupled() const { return params_.fidelity == Fidelity::Message; }
   // Runs on_wake() at the first cycle boundary at or after `t` (>= now), unless it runs earlier.
   void wake_at(const sc_core::sc_time& t) { calendar_.wake(*this, t); }
@@ -180,9 +186,11 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     return slot;
   }
   // Puts the unit `trans` carries (its extension `unit`) on output `port` in `slot` (from
-  // slot_for, with nothing sent on that output since): BEGIN_REQ to the next block, which takes
-  // this block's reference.
-  void send(int port, tlm::tlm_generic_payload& trans, TransferExt& unit, const LinkSlot& slot);
+  // slot_for, with nothing sent on that output since): BEGIN_REQ to the next block. It returns what
+  // the next block answered: TLM_ACCEPTED, it took the reference this block held; TLM_COMPLETED
+  // (message fidelity), the unit has reached its NPU and the reference is still the sender's.
+  tlm::tlm_sync_enum send(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                          const LinkSlot& slot);
   // Puts a copy of `unit` in a fresh pooled payload on output `port`, leaving this block at
   // `depart` (>= now); returns where it occupies the link (its end: the link is free again).
   LinkSlot transmit(int port, const TransferExt& unit, const sc_core::sc_time& depart);

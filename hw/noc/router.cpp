@@ -91,12 +91,14 @@ void Router::on_credit_returning(int, const sc_time& at) {
   wake_at(at);
 }
 
-void Router::pass(int in_port, const TransferExt& unit, const sc_time& head_at) {
+void Router::pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                  const sc_time& head_at) {
   // The head pays the whole pipeline, as in an uncontended allocation round; the output link may
   // still be serialising an earlier message (the wait is reported as stall).
   const int o = route(in_port, unit.dst);
   const sc_time depart = align(head_at) + delays_.routing + delays_.vc_alloc + delays_.switching;
-  const LinkSlot slot = transmit(o, unit, depart);
+  const LinkSlot slot = slot_for(outputs_[o], unit, depart);
+  send(o, trans, unit, slot);
   if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;
 }
 

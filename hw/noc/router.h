@@ -73,7 +73,8 @@ class Router : public FabricNode {
   void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                   const sc_core::sc_time& arrival) override;
   void on_credit_returning(int out_port, const sc_core::sc_time& at) override;
-  void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
+  void pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+            const sc_core::sc_time& head_at) override;
   void on_wake() override { allocation_round(); }
   void allocation_round();
   // VC allocation for the packet at the head of `ivc` (routed): true if it got an output VC.

@@ -285,7 +285,7 @@ void NetworkInterface::on_arrival(int in_port, tlm::tlm_generic_payload& trans, 
   release(in_port, trans, unit.tail_at);
 }
 
-void NetworkInterface::pass(int, const TransferExt& unit, const sc_time&) {
+void NetworkInterface::pass(int, tlm::tlm_generic_payload&, TransferExt& unit, const sc_time&) {
   receive(unit);
 }
 

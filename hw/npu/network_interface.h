@@ -48,7 +48,8 @@ class NetworkInterface : public FabricNode {
   void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                   const sc_core::sc_time& arrival) override;
   void on_credit_returning(int out_port, const sc_core::sc_time& at) override;
-  void pass(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at) override;
+  void pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+            const sc_core::sc_time& head_at) override;
   // Counts a unit's payload in; delivers its message when it is complete.
   void receive(const TransferExt& unit);
   // What one port injects: its own queue, VC state and round robin.

@@ -21,6 +21,7 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
       params_(params),
       cycle_(1.0 / params.clock_ghz, SC_NS),
       callbacks_(callbacks),
+      messages_(shared.messages),
       reducers_(static_cast<size_t>(std::max(1, params.reduce_engines))) {
   nic_ = std::make_unique<NetworkInterface>("nic", fabric, shared, callbacks_, from_network,
                                             to_network);
@@ -32,9 +33,8 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
   cmd.register_b_transport(this, &Npu::refuse_blocking);
 }
 
-Npu::~Npu() {
-  mailbox_.for_each([](const MatchKey&, Message* m) { delete m; });
-}
+// Messages left in the mailbox belong to the platform's MessagePool, which frees them.
+Npu::~Npu() = default;
 
 sc_time Npu::cycles_for(double ns) const {
   // Whole cycles of the NPU clock, rounding up: a partial cycle still occupies the engine.
@@ -60,7 +60,7 @@ void Npu::run_on(Engine& engine, sc_time& busy, const sc_time& duration,
 }
 
 void Npu::start(tlm::tlm_generic_payload& trans) {
-  CommandExt* c = trans.get_extension<CommandExt>();
+  CommandExt* c = &command_of(trans);
   switch (c->kind) {
     case CommandKind::Compute: {
       double ns = c->duration.to_seconds() * 1e9;
@@ -88,7 +88,7 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
       return;
     }
     case CommandKind::Send: {
-      auto* m = new Message;
+      Message* m = messages_.acquire();
       m->id = (static_cast<uint64_t>(rank_) << 40) | next_message_id_++;
       m->src = rank_;
       m->dst = c->peer;
@@ -126,9 +126,9 @@ void Npu::delivered(Message* m) {
 void Npu::match(tlm::tlm_generic_payload& trans, Message* m) {
   // A receive completes with the message's size; a size other than the one posted is an error
   // response (the ranks disagree about the transfer), reported by the driver.
-  CommandExt* c = trans.get_extension<CommandExt>();
+  CommandExt* c = &command_of(trans);
   c->received_bytes = m->bytes;
-  delete m;
+  messages_.release(m);
   complete(trans,
            c->received_bytes == c->bytes ? tlm::TLM_OK_RESPONSE : tlm::TLM_GENERIC_ERROR_RESPONSE);
 }

@@ -44,6 +44,20 @@ struct CommandExt : tlm::tlm_extension<CommandExt> {
   }
 };
 
+// A command: a generic payload with its CommandExt beside it, which the NPU reaches without the
+// extension lookup (set on the payload too, for any TLM-2.0 tool that asks for it). Every payload
+// sent to an NPU's `cmd` socket is a CommandPayload.
+struct CommandPayload : tlm::tlm_generic_payload {
+  CommandPayload() { set_extension(&command); }
+  // The extension is a member, not the payload's to delete.
+  ~CommandPayload() override { clear_extension(&command); }
+  CommandExt command;
+};
+
+inline CommandExt& command_of(tlm::tlm_generic_payload& trans) {
+  return static_cast<CommandPayload&>(trans).command;
+}
+
 // Counters reported per NPU.
 struct NpuStats {
   sc_core::sc_time compute_busy;
@@ -104,6 +118,7 @@ class Npu : public sc_core::sc_module {
   const NpuParams params_;
   const sc_core::sc_time cycle_;
   CallbackQueue& callbacks_;
+  MessagePool& messages_;
   std::unique_ptr<NetworkInterface> nic_;
   Engine compute_, memory_;
   std::vector<Engine> reducers_;  // params_.reduce_engines of them

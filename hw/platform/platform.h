@@ -20,6 +20,7 @@ class Platform : public sc_core::sc_module {
  public:
   Platform(sc_core::sc_module_name name, const topology::Topology& topology,
            const FabricParams& fabric, const NpuParams& npu);
+  ~Platform() override;
 
   int npu_count() const { return static_cast<int>(npus_.size()); }
   Npu& npu(int rank) { return *npus_.at(rank); }
@@ -33,10 +34,13 @@ class Platform : public sc_core::sc_module {
   const topology::Topology& topology_;
   FabricParams fabric_;
   PayloadPool pool_;
+  MessagePool messages_;  // every message the NPUs send, freed with the platform
   CallbackQueue callbacks_;
   WakeCalendar calendar_;  // wakes routers and network interfaces (one fabric clock)
-  std::vector<std::unique_ptr<Npu>> npus_;
-  std::vector<std::unique_ptr<Router>> routers_;
+  // The blocks, in the order they were made; destroyed newest first (~Platform).
+  std::vector<std::unique_ptr<sc_core::sc_module>> blocks_;
+  std::vector<Npu*> npus_;  // by rank
+  std::vector<Router*> routers_;
   std::vector<std::pair<FabricNode*, int>> link_source_;  // per link: sending block and its port
 };
 

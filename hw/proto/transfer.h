@@ -1,6 +1,7 @@
 #pragma once
 // The wafersim TLM payload extension (DESIGN.md decision 2) and the pool that recycles payloads, so
 // the hot path allocates nothing per flit or packet.
+#include <memory>
 #include <systemc>
 #include <tlm>
 #include <vector>
@@ -46,17 +47,29 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
   }
 };
 
-// Recycles generic payloads that each carry one TransferExt.
+// A link payload: a generic payload with its TransferExt beside it. The extension is also set on
+// the payload (any TLM-2.0 tool that asks for it finds it), but the blocks reach it without the
+// extension lookup, which costs two dependent loads on every hop of every unit. Every payload that
+// crosses a link comes from the PayloadPool, so every payload on a link is a LinkPayload.
+struct LinkPayload : tlm::tlm_generic_payload {
+  explicit LinkPayload(tlm::tlm_mm_interface* mm) : tlm::tlm_generic_payload(mm) {
+    set_extension(&unit);
+  }
+  // The extension is a member, not the payload's to delete.
+  ~LinkPayload() override { clear_extension(&unit); }
+  TransferExt unit;
+};
+
+// Recycles link payloads.
 class PayloadPool : public tlm::tlm_mm_interface {
  public:
   ~PayloadPool() override {
     for (auto* t : all_) delete t;
   }
-  tlm::tlm_generic_payload* acquire() {
-    tlm::tlm_generic_payload* t;
+  LinkPayload* acquire() {
+    LinkPayload* t;
     if (free_.empty()) {
-      t = new tlm::tlm_generic_payload(this);
-      t->set_extension(new TransferExt);
+      t = new LinkPayload(this);
       all_.push_back(t);
     } else {
       t = free_.back();
@@ -65,16 +78,39 @@ class PayloadPool : public tlm::tlm_mm_interface {
     t->acquire();
     return t;
   }
-  void free(tlm::tlm_generic_payload* t) override { free_.push_back(t); }
+  void free(tlm::tlm_generic_payload* t) override { free_.push_back(static_cast<LinkPayload*>(t)); }
   size_t allocated() const { return all_.size(); }
 
  private:
-  std::vector<tlm::tlm_generic_payload*> free_;
-  std::vector<tlm::tlm_generic_payload*> all_;
+  std::vector<LinkPayload*> free_;
+  std::vector<LinkPayload*> all_;
 };
 
+// The unit a link payload carries.
 inline TransferExt* transfer(tlm::tlm_generic_payload& t) {
-  return t.get_extension<TransferExt>();
+  return &static_cast<LinkPayload&>(t).unit;
 }
+
+// Recycles messages: NPUs send millions of them, each made by its sender and freed by its
+// receiver. The pool owns them all, so those still in flight when a run stops are freed too.
+class MessagePool {
+ public:
+  // A message with every field at its default.
+  Message* acquire() {
+    if (free_.empty()) {
+      all_.push_back(std::make_unique<Message>());
+      return all_.back().get();
+    }
+    Message* m = free_.back();
+    free_.pop_back();
+    *m = Message{};
+    return m;
+  }
+  void release(Message* m) { free_.push_back(m); }
+
+ private:
+  std::vector<std::unique_ptr<Message>> all_;
+  std::vector<Message*> free_;
+};
 
 }  // namespace wafersim::hw

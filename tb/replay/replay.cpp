@@ -101,14 +101,12 @@ struct Replay::CollectiveRun {
 };
 
 struct Replay::Command {
-  tlm::tlm_generic_payload trans;
-  hw::CommandExt ext;
+  hw::CommandPayload trans;
+  hw::CommandExt& ext = trans.command;
   int rank = 0;
   size_t node = 0;
   CollectiveRun* run = nullptr;
   uint32_t op = 0;
-  Command() { trans.set_extension(&ext); }
-  ~Command() { trans.clear_extension(&ext); }
 };
 
 Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
@@ -424,7 +422,7 @@ tlm::tlm_sync_enum Replay::completed(int rank, tlm::tlm_generic_payload& trans,
 }
 
 void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
-  auto* ext = trans.get_extension<hw::CommandExt>();
+  hw::CommandExt* ext = &hw::command_of(trans);
   Command* c = reinterpret_cast<Command*>(ext->token);
   CollectiveRun* run = c->run;
   size_t node = c->node;
