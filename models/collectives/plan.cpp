@@ -81,18 +81,28 @@ int Symmetry::inverse(int g) const {
   return inverse;
 }
 
-uint32_t Symmetry::move_block(int p, uint32_t chunk, uint32_t j) const {
+uint32_t Symmetry::move_digit(int p, BlockDigit digit, uint32_t v) const {
+  const int n = sizes[digit.dim], c = coordinate(p, digit.dim), value = static_cast<int>(v);
+  return static_cast<uint32_t>(by_xor[digit.dim] ? value ^ c
+                               : digit.backwards ? (value - c + n) % n
+                                                 : (value + c) % n);
+}
+
+uint32_t Symmetry::move_digits(int p, uint32_t chunk, uint32_t j, size_t count) const {
   const std::vector<BlockDigit>& number = digits[chunk];
   uint32_t moved = 0, weight = 1;
-  for (auto it = number.rbegin(); it != number.rend(); ++it) {
-    const int n = sizes[it->dim], c = coordinate(p, it->dim);
-    const int v = static_cast<int>(j % static_cast<uint32_t>(n));
-    j /= static_cast<uint32_t>(n);
-    const int w = by_xor[it->dim] ? v ^ c : it->backwards ? (v - c + n) % n : (v + c) % n;
-    moved += static_cast<uint32_t>(w) * weight;
-    weight *= static_cast<uint32_t>(n);
+  for (size_t i = 0; i < count; ++i) {
+    const BlockDigit digit = number[number.size() - 1 - i];
+    const auto n = static_cast<uint32_t>(sizes[digit.dim]);
+    moved += move_digit(p, digit, j % n) * weight;
+    j /= n;
+    weight *= n;
   }
   return moved;
+}
+
+uint32_t Symmetry::move_block(int p, uint32_t chunk, uint32_t j) const {
+  return move_digits(p, chunk, j, digits[chunk].size());
 }
 
 uint32_t Plan::absolute_first(int p, Buffer b, uint32_t chunk, uint32_t first,
@@ -112,6 +122,18 @@ uint32_t Plan::absolute_first(int p, Buffer b, uint32_t chunk, uint32_t first,
   return low;
 }
 
+namespace {
+
+// How many of the values [start, start + length) taken modulo n (a range that may wrap round) are
+// below `limit` (0 <= limit <= n).
+uint64_t below(uint64_t start, uint64_t length, uint64_t n, uint64_t limit) {
+  const uint64_t end = start + length;
+  if (end <= n) return limit > start ? std::min(end, limit) - start : 0;
+  return (limit > start ? limit - start : 0) + std::min(end - n, limit);
+}
+
+}  // namespace
+
 uint64_t Plan::moved_bytes(int p, uint32_t k) const {
   const Op& op = ranks[0].ops[k];
   const DataRef& d = ranks[0].data[k];
@@ -119,22 +141,52 @@ uint64_t Plan::moved_bytes(int p, uint32_t k) const {
   const uint32_t blocks = blocks_per_chunk;
   if (blocks_in(d.src) != blocks || d.count == 0) return op.bytes;
   const uint64_t chunk = symmetry.uneven_chunk_bytes[d.chunk];
-  const uint64_t extra = chunk % blocks;
-  // The range's lowest digits that it covers whole: moving only permutes them, so each stretch of
-  // `whole` blocks stays a stretch, at the place its upper digits move to.
-  uint32_t whole = 1;
+  const uint64_t extra = chunk % blocks;  // blocks below it hold a byte more
+  const uint64_t bytes = chunk / blocks * d.count;
+  // The range's lowest digits that it covers whole (`low` of them, `whole` blocks): moving only
+  // permutes them, so each stretch of `whole` blocks stays a stretch, at the place its upper digits
+  // move to.
   const std::vector<BlockDigit>& number = symmetry.digits[d.chunk];
-  for (auto it = number.rbegin(); it != number.rend(); ++it) {
-    const uint32_t wider = whole * static_cast<uint32_t>(symmetry.sizes[it->dim]);
+  uint32_t whole = 1;
+  size_t low = 0;
+  for (; low < number.size(); ++low) {
+    const uint32_t wider =
+        whole * static_cast<uint32_t>(symmetry.sizes[number[number.size() - 1 - low].dim]);
     if (d.src_first % wider != 0 || d.count % wider != 0) break;
     whole = wider;
   }
-  uint64_t extras = 0;  // blocks below chunk mod blocks, which hold a byte more
+  // What the plans name: stretches that differ in one digit only (the next one up), over values
+  // [x, x + m) that a ring or direct step moves to a range round the digit's values, and a
+  // halving-doubling step (an aligned block of a power of two) to another aligned block. Then the
+  // stretches below `extra` are counted, not visited.
+  const uint32_t stretches = d.count / whole;
+  if (low < number.size()) {
+    const BlockDigit digit = number[number.size() - 1 - low];
+    const auto n = static_cast<uint32_t>(symmetry.sizes[digit.dim]);
+    const uint32_t x = d.src_first / whole % n, m = stretches;
+    const bool aligned = (m & (m - 1)) == 0 && x % m == 0;
+    if (x + m <= n && (!symmetry.by_xor[digit.dim] || aligned)) {
+      // The digits above it are the same for every stretch: where they move to.
+      const uint64_t above = symmetry.move_block(p, d.chunk, d.src_first) / whole / n *
+                             static_cast<uint64_t>(n) * whole;
+      const uint64_t first = symmetry.move_digit(p, digit, x) /
+                             (symmetry.by_xor[digit.dim] ? m : 1) *
+                             (symmetry.by_xor[digit.dim] ? m : 1);
+      if (extra <= above) return bytes;
+      const uint64_t e = extra - above;
+      if (e >= static_cast<uint64_t>(n) * whole) return bytes + d.count;
+      const uint64_t full = e / whole, rest = e % whole;
+      // Stretches wholly below `extra`, and the one it cuts (if the range has it).
+      return bytes + whole * below(first, m, n, full) +
+             rest * (below(first, m, n, full + 1) - below(first, m, n, full));
+    }
+  }
+  uint64_t extras = 0;
   for (uint32_t s = d.src_first; s < d.src_first + d.count; s += whole) {
     const uint64_t start = symmetry.move_block(p, d.chunk, s % blocks) / whole * whole;
     if (start < extra) extras += std::min<uint64_t>(whole, extra - start);
   }
-  return chunk / blocks * d.count + extras;
+  return bytes + extras;
 }
 
 uint64_t Plan::bytes_sent() const {

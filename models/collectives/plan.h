@@ -150,6 +150,10 @@ struct Symmetry {
   int inverse(int g) const;
   // Block j of chunk c's whole buffer as position 0 names it, seen from position p.
   uint32_t move_block(int p, uint32_t chunk, uint32_t j) const;
+  // The same for the `count` lowest digits of j alone (a number of those digits).
+  uint32_t move_digits(int p, uint32_t chunk, uint32_t j, size_t count) const;
+  // Value v of one digit, seen from position p.
+  uint32_t move_digit(int p, BlockDigit digit, uint32_t v) const;
 };
 
 struct Plan {

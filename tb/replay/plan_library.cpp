@@ -188,7 +188,11 @@ std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
   if (!topology_ || topology_->dims().size() < 2 || !hierarchical ||
       impl.source != Implementation::Source::BuiltIn)
     return {};
-  const std::vector<int> extents = grid_extents(*topology_, members);
+  if (members != grid_members_) {
+    grid_ = grid_extents(*topology_, members);
+    grid_members_ = members;
+  }
+  const std::vector<int>& extents = grid_;
   if (extents.empty()) return {};
   std::vector<collectives::DimensionGroup> dims;
   for (size_t d = 0; d < topology_->dims().size(); ++d) {

@@ -74,6 +74,9 @@ class PlanLibrary {
   std::map<std::string, ChakraCollective> chakra_graphs_;
   const std::string source_;
   std::map<std::string, Entry> plans_;
+  // The last group grid_extents worked out, and its answer: every rank of a collective asks for
+  // its plan with the same group (1,024 ranks x 1,024 members, worked out once).
+  mutable std::vector<int> grid_members_, grid_;
 };
 
 }  // namespace wafersim::tb
