@@ -298,6 +298,7 @@ void Topology::index_neighbours() {
     std::sort(list.begin(), list.end(),
               [](const Neighbour& a, const Neighbour& b) { return a.node < b.node; });
   }
+  if (spec_.shape != Shape::Mesh) tabulate_routes();
   // A check of the rules, in time linear in NPUs x hops: every NPU reaches its successor and its
   // mirror image (path() throws on a hop without a route or a loop).
   const int npus = npu_count();
@@ -315,6 +316,90 @@ int Topology::port_to(int node, int next) const {
 }
 
 int Topology::next_port(int node, int dst_rank, int in_dim) const {
+  if (hops_.empty()) return rule_port(node, dst_rank, in_dim);
+  const Hop& hop = hops_[node];
+  switch (hop.kind) {
+    case NodeKind::Npu:
+      if (hop.rank == dst_rank) return -1;
+      return out_[node].size() == 1 ? 0 : first_differing_dim(hop.rank, dst_rank);
+    case NodeKind::Router: {
+      if (hop.rank == dst_rank) {
+        const int last = static_cast<int>(spec_.dims.size()) - 1;
+        return eject_port_[node] + std::min(std::max(in_dim, 0), last);
+      }
+      const int d = first_differing_dim(hop.rank, dst_rank);
+      const int* ports = &route_ports_[hop.table + dim_offset_[d]];
+      const Dimension& dim = spec_.dims[d];
+      switch (dim.shape) {
+        case Shape::Ring: {  // the shorter way; ties go up
+          int up = coordinate(dst_rank, d) - coordinate(hop.rank, d);
+          if (up < 0) up += dim.npus;
+          return ports[up <= dim.npus - up ? 0 : 1];
+        }
+        case Shape::FullyConnected:
+          return ports[coordinate(dst_rank, d)];
+        default:
+          return ports[0];
+      }
+    }
+    case NodeKind::Switch:
+      return route_ports_[hop.table + coordinate(dst_rank, hop.dim)];
+  }
+  return -1;
+}
+
+void Topology::tabulate_routes() {
+  const int npus = npu_count();
+  const size_t dims = spec_.dims.size();
+  coords_.resize(static_cast<size_t>(npus) * dims);
+  for (int r = 0; r < npus; ++r)
+    for (size_t d = 0; d < dims; ++d)
+      coords_[static_cast<size_t>(r) * dims + d] =
+          r / stride_[d] % spec_.dims[d].npus;  // coordinate() reads this table from now on
+  // A router's outputs per dimension: a ring's up and down, a fully-connected one's per
+  // coordinate, a switch's one (so the tables grow with the links, as the graph does).
+  auto entries = [](const Dimension& dim) {
+    return dim.shape == Shape::Ring ? 2 : dim.shape == Shape::FullyConnected ? dim.npus : 1;
+  };
+  dim_offset_.assign(dims, 0);
+  for (size_t d = 1; d < dims; ++d) dim_offset_[d] = dim_offset_[d - 1] + entries(spec_.dims[d - 1]);
+  std::vector<Hop> hops(nodes_.size());
+  std::vector<int> ports;
+  for (const Node& n : nodes_) {
+    Hop& hop = hops[n.id];
+    hop.kind = n.kind;
+    hop.rank = n.kind == NodeKind::Router ? n.id - npus : n.rank;  // routers follow the NPUs
+    hop.dim = n.dim;
+    if (n.kind == NodeKind::Router) {
+      hop.table = static_cast<int>(ports.size());
+      for (size_t d = 0; d < dims; ++d) {
+        const Dimension& dim = spec_.dims[d];
+        const int here = coordinate(hop.rank, static_cast<int>(d));
+        // The coordinate a route towards each entry aims at: a ring's next one up and next one
+        // down, each coordinate of a fully-connected dimension, any other of a switch's.
+        std::vector<int> towards;
+        if (dim.shape == Shape::Ring)
+          towards = {(here + 1) % dim.npus, (here + dim.npus - 1) % dim.npus};
+        else if (dim.shape == Shape::FullyConnected)
+          for (int c = 0; c < dim.npus; ++c) towards.push_back(c);
+        else
+          towards = {(here + 1) % dim.npus};
+        for (int c : towards) {
+          const int dst = with_coordinate(hop.rank, static_cast<int>(d), c);
+          ports.push_back(dst == hop.rank ? -1 : rule_port(n.id, dst, 0));
+        }
+      }
+    } else if (n.kind == NodeKind::Switch) {
+      hop.table = static_cast<int>(ports.size());
+      for (int c = 0; c < spec_.dims[n.dim].npus; ++c)
+        ports.push_back(rule_port(n.id, with_coordinate(n.first_rank, n.dim, c), 0));
+    }
+  }
+  route_ports_ = std::move(ports);
+  hops_ = std::move(hops);
+}
+
+int Topology::rule_port(int node, int dst_rank, int in_dim) const {
   const Node& n = nodes_[node];
   if (spec_.shape == Shape::Mesh) {
     if (n.kind == NodeKind::Npu) return n.rank == dst_rank ? -1 : 0;  // its one port

@@ -66,7 +66,7 @@ struct Node {
   int id = 0;
   NodeKind kind = NodeKind::Router;
   std::string name;
-  int rank = -1;        // NPUs: their rank; routers: the rank of their NPU
+  int rank = -1;        // NPUs: their rank (router r of a network of dimensions is node NPUs + r)
   int x = -1, y = -1;   // mesh: coordinates; ring: position; switch: its block in its dimension
   int dim = -1;         // switches: their dimension
   int first_rank = -1;  // switches: the lowest rank of their block
@@ -95,7 +95,10 @@ class Topology {
   // The dimensions (one for a ring, fully-connected or switch network; none for a mesh).
   const std::vector<Dimension>& dims() const { return spec_.dims; }
   // NPU `rank`'s coordinate in dimension `d`, and the NPU at that rank with it replaced by `c`.
-  int coordinate(int rank, int d) const { return rank / stride_[d] % spec_.dims[d].npus; }
+  int coordinate(int rank, int d) const {
+    return coords_.empty() ? rank / stride_[d] % spec_.dims[d].npus
+                           : coords_[static_cast<size_t>(rank) * stride_.size() + d];
+  }
   int with_coordinate(int rank, int d, int c) const {
     return rank + (c - coordinate(rank, d)) * stride_[d];
   }
@@ -142,6 +145,10 @@ class Topology {
   int link_between(int src, int dst) const;
   // The output of `node` whose link leads to node `next`, or -1.
   int port_to(int node, int next) const;
+  // next_port by the rules, worked out from the graph (the tables below are filled from it).
+  int rule_port(int node, int dst_rank, int in_dim) const;
+  // Fills coords_ and the routing tables of a network of dimensions.
+  void tabulate_routes();
   void attach_npus_to_routers(const std::vector<int>& routers);
   void build_mesh();
   void build_dimensions();
@@ -167,6 +174,21 @@ class Topology {
     int port;
   };
   std::vector<std::vector<Neighbour>> neighbours_;
+  // A network of dimensions routes by small tables rather than arithmetic on every hop (a message
+  // crosses several at message fidelity within one call; the divisions and the neighbour search
+  // were a tenth of a 1,024-NPU run): each NPU's coordinates, and per router and switch its output
+  // towards each coordinate of each dimension (a router's for the lowest dimension that differs, a
+  // switch's for its own), filled from rule_port, so the rules stay the one definition.
+  struct Hop {
+    NodeKind kind = NodeKind::Router;
+    int rank = -1;   // NPUs and routers: the NPU's rank
+    int dim = -1;    // switches: their dimension
+    int table = -1;  // routers and switches: where their outputs start in route_ports_
+  };
+  std::vector<int> coords_;        // rank x dimensions + d
+  std::vector<int> dim_offset_;    // per dimension, where its coordinates start in a router's table
+  std::vector<Hop> hops_;          // per node (empty for a mesh)
+  std::vector<int> route_ports_;
   bool needs_dateline_ = false;
 };
 
