@@ -59,7 +59,8 @@ void FabricNode::add_output(const topology::Link& link) {
   int port = static_cast<int>(outputs_.size());
   Output out;
   out.socket = std::make_unique<InitiatorSocket>(("out_" + std::to_string(port)).c_str());
-  out.socket->register_nb_transport_bw(this, &FabricNode::backward, port);
+  out.port = std::make_unique<Port>(*this, port);
+  out.socket->bind(*out.port);
   out.link = link;
   out.latency = cycle_ * static_cast<double>(link.latency_cycles);
   out.bytes_per_cycle = link.bytes_per_cycle;
@@ -72,15 +73,15 @@ void FabricNode::add_output(const topology::Link& link) {
 
 void FabricNode::end_of_elaboration() {
   for (Output& out : outputs_) out.forward = out.socket->operator->();
-  for (Input& in : inputs_) in.backward = in.socket->get_base_port().operator->();
+  for (Input& in : inputs_) in.backward = in.socket->operator->();
 }
 
 void FabricNode::add_input(const topology::Link& link) {
   int port = static_cast<int>(inputs_.size());
   Input in;
   in.socket = std::make_unique<TargetSocket>(("in_" + std::to_string(port)).c_str());
-  in.socket->register_nb_transport_fw(this, &FabricNode::forward, port);
-  in.socket->register_b_transport(this, &FabricNode::refuse_blocking, port);
+  in.port = std::make_unique<Port>(*this, port);
+  in.socket->bind(*in.port);
   in.link = link;
   inputs_.push_back(std::move(in));
 }

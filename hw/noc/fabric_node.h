@@ -10,17 +10,16 @@
 // Message fidelity is temporally decoupled instead (TLM-2.0 loosely-timed style): a message crosses
 // the whole path inside the call that sends it. Each block on the way receives BEGIN_REQ with the
 // head's arrival as its timing annotation, reserves its output link from then on, passes the
-// message on, and completes the transaction at once (TLM_COMPLETED, no credit). No event per hop:
+// same payload on (as an interconnect does), and completes the transaction at once (TLM_COMPLETED,
+// no credit); the sending NIC releases the payload when its call returns. No event per hop:
 // the message costs one event at each end. A link books bandwidth over time (LinkCalendar): a
 // message streams at its path's narrowest rate, from the first time at or after it reaches the link
 // that the link has that rate to spare for as long as it streams; buffers are not modelled
 // (docs/design.md).
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
-
 #include <algorithm>
 #include <memory>
 #include <systemc>
+#include <tlm>
 #include <vector>
 
 #include "hw/noc/fabric_params.h"
@@ -54,8 +53,12 @@ struct FabricShared {
 
 class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
  public:
-  using InitiatorSocket = tlm_utils::simple_initiator_socket_tagged<FabricNode, 32, LinkProtocol>;
-  using TargetSocket = tlm_utils::simple_target_socket_tagged<FabricNode, 32, LinkProtocol>;
+  // Plain TLM-2.0 sockets of the link protocol, each port's transport interface a small object of
+  // this block's (Port below). The utility library's simple sockets carry a payload event queue,
+  // three events and a process list each, for protocols these links never use: at 1,024 NPUs and
+  // 17,000 links they were most of a platform's memory and elaboration time.
+  using InitiatorSocket = tlm::tlm_initiator_socket<32, LinkProtocol>;
+  using TargetSocket = tlm::tlm_target_socket<32, LinkProtocol>;
 
   // One input port per incoming link and one output port per outgoing link, in the order given.
   FabricNode(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
@@ -70,6 +73,32 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   int output_link_id(int port) const { return outputs_[port].link.id; }
 
  protected:
+  // One port's side of the transport interfaces: which block and port a call is for.
+  class Port : public tlm::tlm_fw_transport_if<LinkProtocol>,
+               public tlm::tlm_bw_transport_if<LinkProtocol> {
+   public:
+    Port(FabricNode& node, int index) : node_(node), index_(index) {}
+    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                       sc_core::sc_time& delay) override {
+      return node_.forward(index_, trans, phase, delay);
+    }
+    tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                       sc_core::sc_time& delay) override {
+      return node_.backward(index_, trans, phase, delay);
+    }
+    // Links are approximately-timed only: blocking and debug transport and DMI are refused.
+    void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&) override {
+      trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    }
+    unsigned int transport_dbg(tlm::tlm_generic_payload&) override { return 0; }
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
+    void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
+
+   private:
+    FabricNode& node_;
+    const int index_;
+  };
+
   // Fields in the order of use: what every unit and round reads first (two cache lines), then
   // the credits on their way back, then what only reports and elaboration read. (Aligning it to
   // cache lines made the 1,024-NPU message-fidelity case 8% slower.)
@@ -99,9 +128,11 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     bool credit_wait = false;
     topology::Link link;
     std::unique_ptr<InitiatorSocket> socket;
+    std::unique_ptr<Port> port;
   };
   struct Input {
     std::unique_ptr<TargetSocket> socket;
+    std::unique_ptr<Port> port;
     // The sender's backward interface, looked up once after elaboration: the simple target
     // socket's own backward path looks each call up in its table of blocking calls, and these
     // links make none (credits cross it once per unit per hop).
@@ -223,12 +254,6 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   void end_of_elaboration() override;
   void add_output(const topology::Link& link);
   void add_input(const topology::Link& link);
-  // Links are approximately-timed only. Registering a blocking transport that refuses keeps the
-  // socket from spawning its b_transport adapter thread (a thread stack per link input; with the
-  // NPUs' command sockets, 26 MB of RSS at 1,024 NPUs).
-  void refuse_blocking(int, tlm::tlm_generic_payload& trans, sc_core::sc_time&) {
-    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-  }
   tlm::tlm_sync_enum forward(int port, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                              sc_core::sc_time& delay);
   tlm::tlm_sync_enum backward(int port, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,

@@ -362,7 +362,8 @@ void Topology::tabulate_routes() {
     return dim.shape == Shape::Ring ? 2 : dim.shape == Shape::FullyConnected ? dim.npus : 1;
   };
   dim_offset_.assign(dims, 0);
-  for (size_t d = 1; d < dims; ++d) dim_offset_[d] = dim_offset_[d - 1] + entries(spec_.dims[d - 1]);
+  for (size_t d = 1; d < dims; ++d)
+    dim_offset_[d] = dim_offset_[d - 1] + entries(spec_.dims[d - 1]);
   std::vector<Hop> hops(nodes_.size());
   std::vector<int> ports;
   for (const Node& n : nodes_) {

@@ -185,9 +185,9 @@ class Topology {
     int dim = -1;    // switches: their dimension
     int table = -1;  // routers and switches: where their outputs start in route_ports_
   };
-  std::vector<int> coords_;        // rank x dimensions + d
-  std::vector<int> dim_offset_;    // per dimension, where its coordinates start in a router's table
-  std::vector<Hop> hops_;          // per node (empty for a mesh)
+  std::vector<int> coords_;      // rank x dimensions + d
+  std::vector<int> dim_offset_;  // per dimension, where its coordinates start in a router's table
+  std::vector<Hop> hops_;        // per node (empty for a mesh)
   std::vector<int> route_ports_;
   bool needs_dateline_ = false;
 };
