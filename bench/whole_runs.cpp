@@ -4,7 +4,7 @@
 // Usage: wafersim_bench [path/to/wafersim]
 //                       [all | collectives | traffic | waves | import | data | synth | multidim |
 //                        themis]
-// `themis` (the whole Themis study, about half an hour on 2 cores) is not part of `all`.
+// `themis` (the whole Themis study, about 18 minutes on 2 cores) is not part of `all`.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -169,9 +169,9 @@ uint64_t Plan::moved_bytes(int p, uint32_t k) const {
       // The digits above it are the same for every stretch: where they move to.
       const uint64_t above = symmetry.move_block(p, d.chunk, d.src_first) / whole / n *
                              static_cast<uint64_t>(n) * whole;
-      const uint64_t first = symmetry.move_digit(p, digit, x) /
-                             (symmetry.by_xor[digit.dim] ? m : 1) *
-                             (symmetry.by_xor[digit.dim] ? m : 1);
+      // Where the stretches' digit values start once moved (an aligned block stays aligned).
+      const uint32_t align = symmetry.by_xor[digit.dim] ? m : 1;
+      const uint64_t first = symmetry.move_digit(p, digit, x) / align * align;
       if (extra <= above) return bytes;
       const uint64_t e = extra - above;
       if (e >= static_cast<uint64_t>(n) * whole) return bytes + d.count;
