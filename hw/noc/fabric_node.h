@@ -55,8 +55,8 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
  public:
   // Plain TLM-2.0 sockets of the link protocol, each port's transport interface a small object of
   // this block's (Port below). The utility library's simple sockets carry a payload event queue,
-  // three events and a process list each, for protocols these links never use: at 1,024 NPUs and
-  // 17,000 links they were most of a platform's memory and elaboration time.
+  // three events and a process list each, for protocols these links never use: at 1,024 NPUs,
+  // 16-18% of a run's peak memory (docs/performance.md).
   using InitiatorSocket = tlm::tlm_initiator_socket<32, LinkProtocol>;
   using TargetSocket = tlm::tlm_target_socket<32, LinkProtocol>;
 
@@ -133,9 +133,8 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   struct Input {
     std::unique_ptr<TargetSocket> socket;
     std::unique_ptr<Port> port;
-    // The sender's backward interface, looked up once after elaboration: the simple target
-    // socket's own backward path looks each call up in its table of blocking calls, and these
-    // links make none (credits cross it once per unit per hop).
+    // The sender's backward interface (its Port), looked up once after elaboration rather than
+    // through the socket on every credit (credits cross it once per unit per hop).
     tlm::tlm_bw_transport_if<LinkProtocol>* backward = nullptr;
     topology::Link link;
   };

@@ -315,6 +315,11 @@ int Topology::port_to(int node, int next) const {
   return it != list.end() && it->node == next ? it->port : -1;
 }
 
+int Topology::ring_step(int from, int to, int npus) {
+  const int up = ((to - from) % npus + npus) % npus;
+  return up <= npus - up ? 1 : -1;  // the shorter way; ties go up
+}
+
 int Topology::next_port(int node, int dst_rank, int in_dim) const {
   if (hops_.empty()) return rule_port(node, dst_rank, in_dim);
   const Hop& hop = hops_[node];
@@ -331,11 +336,10 @@ int Topology::next_port(int node, int dst_rank, int in_dim) const {
       const int* ports = &route_ports_[hop.table + dim_offset_[d]];
       const Dimension& dim = spec_.dims[d];
       switch (dim.shape) {
-        case Shape::Ring: {  // the shorter way; ties go up
-          int up = coordinate(dst_rank, d) - coordinate(hop.rank, d);
-          if (up < 0) up += dim.npus;
-          return ports[up <= dim.npus - up ? 0 : 1];
-        }
+        case Shape::Ring:
+          return ports[ring_step(coordinate(hop.rank, d), coordinate(dst_rank, d), dim.npus) > 0
+                           ? 0
+                           : 1];
         case Shape::FullyConnected:
           return ports[coordinate(dst_rank, d)];
         default:
@@ -431,9 +435,8 @@ int Topology::rule_port(int node, int dst_rank, int in_dim) const {
       const Dimension& dim = spec_.dims[d];
       const int c = coordinate(here, d), target = coordinate(dst_rank, d);
       switch (dim.shape) {
-        case Shape::Ring: {  // the shorter way; ties go up
-          const int up = ((target - c) % dim.npus + dim.npus) % dim.npus;
-          const int step = up <= dim.npus - up ? 1 : -1;
+        case Shape::Ring: {
+          const int step = ring_step(c, target, dim.npus);
           return port_to(
               node, npus + with_coordinate(here, d, ((c + step) % dim.npus + dim.npus) % dim.npus));
         }

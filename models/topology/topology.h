@@ -145,6 +145,9 @@ class Topology {
   int link_between(int src, int dst) const;
   // The output of `node` whose link leads to node `next`, or -1.
   int port_to(int node, int next) const;
+  // The step round a ring of `npus` from coordinate `from` towards `to`: +1 (up) or -1, the
+  // shorter way, ties going up.
+  static int ring_step(int from, int to, int npus);
   // next_port by the rules, worked out from the graph (the tables below are filled from it).
   int rule_port(int node, int dst_rank, int in_dim) const;
   // Fills coords_ and the routing tables of a network of dimensions.
@@ -176,9 +179,10 @@ class Topology {
   std::vector<std::vector<Neighbour>> neighbours_;
   // A network of dimensions routes by small tables rather than arithmetic on every hop (a message
   // crosses several at message fidelity within one call; the divisions and the neighbour search
-  // were a tenth of a 1,024-NPU run): each NPU's coordinates, and per router and switch its output
-  // towards each coordinate of each dimension (a router's for the lowest dimension that differs, a
-  // switch's for its own), filled from rule_port, so the rules stay the one definition.
+  // were a tenth of a 1,024-NPU run's instructions): each NPU's coordinates; per router, its
+  // outputs in each dimension (a ring's up and down, a fully-connected block's per coordinate, its
+  // switch); per switch, its output towards each coordinate. They are filled from rule_port, so
+  // the rules stay the one definition, and grow with the links.
   struct Hop {
     NodeKind kind = NodeKind::Router;
     int rank = -1;   // NPUs and routers: the NPU's rank
@@ -186,7 +190,7 @@ class Topology {
     int table = -1;  // routers and switches: where their outputs start in route_ports_
   };
   std::vector<int> coords_;      // rank x dimensions + d
-  std::vector<int> dim_offset_;  // per dimension, where its coordinates start in a router's table
+  std::vector<int> dim_offset_;  // per dimension, where its entries start in a router's table
   std::vector<Hop> hops_;        // per node (empty for a mesh)
   std::vector<int> route_ports_;
   bool needs_dateline_ = false;
