@@ -450,3 +450,77 @@ TEST(Themis, ChunksAByteApartAreScheduledAsEqualChunks) {
 
 }  // namespace
 }  // namespace wafersim::collectives
+
+namespace wafersim::collectives {
+namespace {
+
+// Whether op `a` of `rp` waits, directly or through others, for op `b`.
+bool waits_for(const RankPlan& rp, uint32_t a, uint32_t b) {
+  std::vector<uint32_t> stack = {a};
+  std::vector<bool> seen(rp.ops.size(), false);
+  while (!stack.empty()) {
+    const uint32_t k = stack.back();
+    stack.pop_back();
+    for (uint32_t d : rp.deps(k)) {
+      if (d == b) return true;
+      if (!seen[d]) seen[d] = true, stack.push_back(d);
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// Built for the runtime scheduler, a plan leaves each dimension's service order out: a phase
+// waits only for its chunk's previous phase, never for another chunk's, whatever the limit of
+// chunks in flight; every op of it waits for its gate, which the scheduler opens. Each phase's
+// messages carry tags of their own. It still computes its collective.
+TEST(Hierarchical, RuntimeQueuesLeaveTheServiceOrderToTheScheduler) {
+  const std::vector<Dims> platforms = {
+      {{4, Algorithm::Ring, 100}, {2, Algorithm::Ring, 50}},
+      {{2, Algorithm::HalvingDoubling, 200}, {3, Algorithm::Direct, 100}, {2, Algorithm::Ring, 50}},
+  };
+  for (Collective collective :
+       {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather})
+    for (const Dims& dims : platforms)
+      for (DimensionOrder order : {DimensionOrder::Ascending, DimensionOrder::Themis})
+        for (bool share : {true, false}) {
+          HierarchicalRequest q;
+          q.collective = collective;
+          q.dims = Dims(dims);
+          for (DimensionGroup& d : q.dims) d.active_chunks = 1;
+          q.splits = 5;
+          q.bytes = 100003;
+          q.order = order;
+          q.share_positions = share;
+          q.runtime_queues = true;
+          const Plan plan = build_hierarchical(q);
+          const std::string what = std::string(to_string(collective)) + " " + plan.algorithm;
+          EXPECT_EQ(check_plan(plan, collective), "") << what;
+          const Schedule schedule = schedule_collective(q);
+          size_t phases = 0;
+          for (const auto& chunk : schedule.chunks) phases += chunk.size();
+          for (const RankPlan& rp : plan.ranks) {
+            ASSERT_EQ(rp.phases.size(), phases) << what;
+            std::vector<uint32_t> previous_close(schedule.chunks.size(), UINT32_MAX);
+            for (const PhaseGate& g : rp.phases) {
+              ASSERT_LT(g.gate, g.close);
+              EXPECT_EQ(rp.ops[g.gate].kind, OpKind::Nop);
+              EXPECT_EQ(rp.ops[g.close].kind, OpKind::Nop);
+              EXPECT_EQ(g.slot, 0u);
+              for (uint32_t d : rp.deps(g.gate)) EXPECT_EQ(d, previous_close[g.chunk]) << what;
+              for (uint32_t k = g.gate + 1; k <= g.close; ++k) {
+                for (uint32_t d : rp.deps(k))
+                  EXPECT_GE(d, g.gate) << what << ": op " << k << " of chunk " << g.chunk;
+                EXPECT_TRUE(waits_for(rp, k, g.gate)) << what << ": op " << k;
+                if (rp.ops[k].kind == OpKind::Send || rp.ops[k].kind == OpKind::Recv) {
+                  EXPECT_EQ(rp.phase_of_tag(rp.ops[k].tag), rp.phase_of(k)) << what;
+                }
+              }
+              previous_close[g.chunk] = g.close;
+            }
+          }
+        }
+}
+
+}  // namespace wafersim::collectives

@@ -386,3 +386,86 @@ TEST(MultiDim, GroupSpanningSomeDimensionsRunsHierarchicallyOverThem) {
     }
   }
 }
+
+namespace {
+
+// Two all-reduces of `bytes` on every one of `ranks` ranks, issued in opposite orders: even ranks
+// issue A at once and B after 1 us of compute, odd ranks B at once and A after the compute.
+std::string crossed_collectives(const std::string& dir, int ranks, uint64_t bytes) {
+  const std::string prefix = dir + "/crossed";
+  for (int r = 0; r < ranks; ++r) {
+    chakra::Trace trace;
+    chakra::TraceNode compute;
+    compute.id = 0;
+    compute.name = "compute";
+    compute.kind = chakra::NodeKind::Compute;
+    compute.duration_micros = 1;
+    trace.nodes.push_back(compute);
+    for (uint64_t id : {1, 2}) {
+      chakra::TraceNode c;
+      c.id = id;
+      c.name = id == 1 ? "A" : "B";
+      c.kind = chakra::NodeKind::Collective;
+      c.comm_type = static_cast<int64_t>(chakra::CollectiveKind::AllReduce);
+      c.comm_size = bytes;
+      // The collective this rank issues second waits for the compute.
+      if ((id == 2) == (r % 2 == 0)) c.data_deps = {0};
+      trace.nodes.push_back(c);
+    }
+    chakra::write_trace(prefix + "." + std::to_string(r) + ".et", trace);
+  }
+  return prefix;
+}
+
+}  // namespace
+
+// The runtime scheduler (collectives.scheduler: runtime) decides each dimension's service order
+// on each NPU while the collective runs. With one collective at a time every NPU of a group
+// chooses alike, so it follows no peer, and with one chunk there is nothing to choose: the
+// hierarchical ring all-reduce takes the closed-form time of
+// HierarchicalRingAllReduceMatchesTheClosedForm.
+TEST(MultiDim, RuntimeSchedulerOnOneChunkTakesTheClosedFormTime) {
+  const double s = 8388608;
+  const double expected = 2 * (3 * (s / 4 / 100 + 500) + 7 * (s / 32 / 50 + 500));
+  const std::string w = microbenchmark(temp_dir("ar"), 8388608, 32);
+  auto r = run_report(ring4x8(w, "message",
+                              "collectives.dataset_splits=1 collectives.scheduler=runtime "
+                              "npu.reduce_bandwidth_gbps=1e6 npu.hbm_bandwidth_gbps=1e6") +
+                      " --data");
+  const auto& c = r["collectives"][0];
+  EXPECT_EQ(c["algorithm"], "hierarchical(ring,ring;ascending,runtime)");
+  EXPECT_NEAR(c["duration_ns"].get<double>(), expected, 0.005 * expected);
+  EXPECT_EQ(r["data_check"]["status"], "pass");
+  EXPECT_EQ(r["phase_scheduler"]["phases_followed"], 0);
+}
+
+// Two all-reduces issued in opposite orders on even and odd ranks share each dimension's one
+// slot (collectives.active_chunks 1) and the collective priority orders them by issue: even ranks
+// serve A first, odd ranks B, in every group. Each NPU follows the phase its peer started, so
+// both complete with the right values, where holding to the limit would leave every group
+// waiting for ever; with LIFO priority the choices cross the other way and the same holds. They
+// take longer than one alone, and less than two and a half times as long: sharing one slot per
+// dimension they mostly run one after the other, and the phases followed over the limit run
+// side by side outside the pipeline's order.
+TEST(MultiDim, RuntimeSchedulerFollowsPeersThatChoseDifferently) {
+  const uint64_t bytes = 4 << 20;
+  const double one = run_report(ring4x8(microbenchmark(temp_dir("one"), bytes, 32), "message",
+                                        "collectives.dataset_splits=4 "
+                                        "collectives.scheduler=runtime"))["makespan_ns"];
+  const std::string crossed = crossed_collectives(temp_dir("crossed"), 32, bytes);
+  for (const char* priority : {"fifo", "lifo"}) {
+    auto r = run_report(ring4x8(crossed, "message",
+                                std::string("collectives.dataset_splits=4 "
+                                            "collectives.scheduler=runtime "
+                                            "collectives.collective_priority=") +
+                                    priority) +
+                        " --data");
+    ASSERT_EQ(r["status"], "finished") << priority;
+    EXPECT_EQ(r["data_check"]["status"], "pass") << priority;
+    EXPECT_EQ(r["data_check"]["collectives_checked"], 2) << priority;
+    EXPECT_GT(r["phase_scheduler"]["phases_followed"].get<int>(), 0) << priority;
+    const double makespan = r["makespan_ns"];
+    EXPECT_GT(makespan, 1.2 * one) << priority;
+    EXPECT_LT(makespan, 2.5 * one) << priority;
+  }
+}

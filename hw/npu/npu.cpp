@@ -115,6 +115,7 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
 
 void Npu::delivered(Message* m) {
   stats_.messages_received++;
+  if (on_arrival) on_arrival(m->src, m->tag);
   const MatchKey key{m->src, m->tag};
   tlm::tlm_generic_payload* trans;
   if (posted_.pop(key, trans))

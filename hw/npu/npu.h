@@ -5,6 +5,7 @@
 // with BEGIN_RESP on the backward path.
 #include <tlm_utils/simple_target_socket.h>
 
+#include <functional>
 #include <memory>
 #include <systemc>
 
@@ -92,6 +93,9 @@ class Npu : public sc_core::sc_module {
     uint64_t bytes;
   };
   std::vector<Unclaimed> unclaimed_messages() const;
+  // Called when a message arrives, before any receive takes it (source rank, tag): the doorbell a
+  // driver that schedules by what its peers have started listens to (tb/replay/phase_scheduler.h).
+  std::function<void(int src, uint64_t tag)> on_arrival;
 
  private:
   // A serial engine: one command at a time, in arrival order.

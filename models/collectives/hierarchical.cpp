@@ -25,6 +25,14 @@ const char* to_string(QueuePolicy policy) {
   return policy == QueuePolicy::Fifo ? "fifo" : "scf";
 }
 
+const char* to_string(QueueScheduler scheduler) {
+  return scheduler == QueueScheduler::Planned ? "planned" : "runtime";
+}
+
+const char* to_string(CollectivePriority priority) {
+  return priority == CollectivePriority::Fifo ? "fifo" : "lifo";
+}
+
 namespace {
 
 double bytes_per_second(const DimensionGroup& d) {
@@ -410,7 +418,7 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
   for (const DimensionGroup& d : q.dims)
     algorithms += (algorithms.empty() ? "" : ",") + std::string(to_string(d.algorithm));
   plan.algorithm = std::string("hierarchical(") + algorithms + ";" + to_string(q.order) + "," +
-                   to_string(q.policy) + ")";
+                   (q.runtime_queues ? "runtime" : to_string(q.policy)) + ")";
   plan.chunks = static_cast<uint32_t>(request.splits);
   plan.blocks_per_chunk = plan.input_blocks = plan.output_blocks = static_cast<uint32_t>(ranks);
   if (q.collective == Collective::AllGather) plan.input_blocks = 1;
@@ -579,24 +587,36 @@ Plan build_hierarchical(const HierarchicalRequest& q) {
         if (p > 0 && ends[c][p - 1][0] < 0) break;  // its chunk's previous phase is not written
         // This phase's waits, per rank: its chunk's previous phase, and (with a limit of chunks
         // in flight) the phase before it in its slot of this dimension.
-        auto& slot = slot_last[d][static_cast<size_t>(c) % slot_last[d].size()];
-        const bool limited = q.dims[d].active_chunks > 0 && slot.first >= 0;
+        // (Built for the runtime scheduler, a phase waits only for its chunk's previous one,
+        // through a gate of its own that the scheduler opens: RankPlan::phases.)
+        const size_t slot_index = static_cast<size_t>(c) % slot_last[d].size();
+        auto& slot = slot_last[d][slot_index];
+        const bool limited = !q.runtime_queues && q.dims[d].active_chunks > 0 && slot.first >= 0;
         std::vector<int64_t> gates(ranks, -1);
+        std::vector<size_t> first(held);
         for (int r = 0; r < held; ++r) {
           std::vector<uint32_t> waits;
           if (p > 0) waits.push_back(static_cast<uint32_t>(ends[c][p - 1][r]));
           if (limited) waits.push_back(static_cast<uint32_t>(ends[slot.first][slot.second][r]));
-          if (waits.size() == 1)
-            gates[r] = waits[0];
-          else if (waits.size() > 1)
+          if (q.runtime_queues || waits.size() > 1)
             gates[r] = plan.ranks[r].add({OpKind::Nop, -1, 0, 0}, waits);
+          else if (waits.size() == 1)
+            gates[r] = waits[0];
+          // A gate of its own belongs to the phase (closing waits for it if nothing else does).
+          first[r] = q.runtime_queues ? static_cast<size_t>(gates[r]) : plan.ranks[r].ops.size();
         }
-        std::vector<size_t> first(held);
-        for (int r = 0; r < held; ++r) first[r] = plan.ranks[r].ops.size();
         write_phase(c, p, gates);
         // The phase ends, on each rank, when its ops nothing else in it waits for have finished.
         // (A rank with no ops in it, outside every group, passes its gate on.)
-        for (int r = 0; r < held; ++r) ends[c][p][r] = plan.ranks[r].close(first[r], gates[r]);
+        for (int r = 0; r < held; ++r) {
+          ends[c][p][r] = plan.ranks[r].close(first[r], gates[r]);
+          if (q.runtime_queues)
+            plan.ranks[r].phases.push_back(
+                {static_cast<uint32_t>(gates[r]), static_cast<uint32_t>(ends[c][p][r]),
+                 static_cast<uint32_t>(c), static_cast<uint16_t>(d),
+                 static_cast<uint16_t>(slot_index), q.dims[d].active_chunks > 0,
+                 schedule.chunks[c][p].bytes});
+        }
         slot = {static_cast<int>(c), p};
         ++next[d];
         ++written;

@@ -45,9 +45,19 @@ enum class DimensionOrder {
 };
 // In which order a dimension serves the chunk phases waiting for it.
 enum class QueuePolicy { Fifo, SmallestChunkFirst };
+// Where that order is decided: when the plan is built, from the load model (`Planned`), or while
+// the collective runs, by each NPU's scheduler from the phases ready there (`Runtime`,
+// tb/replay/phase_scheduler.h).
+enum class QueueScheduler { Planned, Runtime };
+// Between the phases of different collectives waiting for one dimension of an NPU (runtime
+// scheduler): the collective issued first goes first (`Fifo`), or the one issued last (`Lifo`);
+// ASTRA-sim's scheduling-policy.
+enum class CollectivePriority { Fifo, Lifo };
 
 const char* to_string(DimensionOrder order);
 const char* to_string(QueuePolicy policy);
+const char* to_string(QueueScheduler scheduler);
+const char* to_string(CollectivePriority priority);
 
 struct HierarchicalRequest {
   // all_reduce, reduce_scatter, all_gather or all_to_all. Themis orders the first three (an
@@ -64,6 +74,11 @@ struct HierarchicalRequest {
   // Plan::bytes_of). false: every position's ops, written out (the form the shared one is tested
   // against).
   bool share_positions = true;
+  // Leave each dimension's service order to a scheduler at run time (tb/replay/phase_scheduler.h)
+  // instead of writing it into the plan: phases wait only for their chunk's previous phase,
+  // through a gate of their own that the scheduler opens (RankPlan::phases). The dimension orders
+  // stay the plan's (as ASTRA-sim's Themis decides them when a collective is issued).
+  bool runtime_queues = false;
 };
 
 // One step of a chunk: a collective over one dimension on the `bytes` the chunk holds then.

@@ -1,6 +1,7 @@
 #include "models/collectives/plan.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -49,6 +50,22 @@ uint32_t RankPlan::close(size_t first, int64_t otherwise) {
     if (!waited_on[i - first]) sinks.push_back(static_cast<uint32_t>(i));
   if (sinks.empty() && otherwise >= 0) sinks.push_back(static_cast<uint32_t>(otherwise));
   return add({OpKind::Nop, -1, 0, 0}, sinks);
+}
+
+size_t RankPlan::phase_of(uint32_t k) const {
+  auto after = std::upper_bound(phases.begin(), phases.end(), k,
+                                [](uint32_t op, const PhaseGate& g) { return op < g.gate; });
+  if (after == phases.begin() || k > std::prev(after)->close) return phases.size();
+  return static_cast<size_t>(std::prev(after) - phases.begin());
+}
+
+size_t RankPlan::phase_of_tag(uint32_t tag) const {
+  auto after =
+      std::upper_bound(phases_by_tag.begin(), phases_by_tag.end(), tag,
+                       [&](uint32_t t, uint32_t phase) { return t < phases[phase].first_tag; });
+  if (after == phases_by_tag.begin() || tag > phases[*std::prev(after)].last_tag)
+    return phases.size();
+  return *std::prev(after);
 }
 
 uint32_t RankPlan::add(Op op, const std::vector<uint32_t>& deps, DataRef moved) {
@@ -210,6 +227,23 @@ void Plan::finish() {
     std::vector<uint32_t> fill(rp.child_offsets.begin(), rp.child_offsets.end() - 1);
     for (uint32_t k = 0; k < n; ++k)
       for (uint32_t d : rp.deps(k)) rp.child_list[fill[d]++] = k;
+    // Each phase's tags, and the phases in their order.
+    rp.phases_by_tag.clear();
+    for (uint32_t i = 0; i < rp.phases.size(); ++i) {
+      PhaseGate& g = rp.phases[i];
+      for (uint32_t k = g.gate; k <= g.close; ++k)
+        if (rp.ops[k].kind == OpKind::Send || rp.ops[k].kind == OpKind::Recv) {
+          g.first_tag = std::min(g.first_tag, rp.ops[k].tag);
+          g.last_tag = std::max(g.last_tag, rp.ops[k].tag);
+        }
+      if (g.first_tag <= g.last_tag) rp.phases_by_tag.push_back(i);
+    }
+    std::sort(rp.phases_by_tag.begin(), rp.phases_by_tag.end(), [&](uint32_t a, uint32_t b) {
+      return rp.phases[a].first_tag < rp.phases[b].first_tag;
+    });
+    for (size_t j = 1; j < rp.phases_by_tag.size(); ++j)
+      if (rp.phases[rp.phases_by_tag[j]].first_tag <= rp.phases[rp.phases_by_tag[j - 1]].last_tag)
+        throw std::logic_error("two phases of a plan share message tags");
   }
 }
 

@@ -87,6 +87,23 @@ struct DepRange {
   uint32_t operator[](size_t i) const { return first[i]; }
 };
 
+// A chunk phase of a hierarchical plan built for a scheduler at run time (one per phase, in op
+// order; HierarchicalRequest::runtime_queues). Its ops are `gate` to `close`: the gate is a Nop
+// that every op of the phase waits for, directly or through others, and that the replay's
+// scheduler finishes when it admits the phase to its dimension. Its messages carry tags
+// `first_tag` to `last_tag` (no other phase's do), so that the first of them to arrive says a
+// peer has started it (tb/replay/phase_scheduler.h).
+struct PhaseGate {
+  uint32_t gate = 0;   // op index of its gate
+  uint32_t close = 0;  // op index of the Nop that ends it
+  uint32_t chunk = 0;
+  uint16_t dim = 0;     // the network dimension it runs over
+  uint16_t slot = 0;    // which of the dimension's slots serves it (chunk mod slots)
+  bool limited = true;  // a slot serves one phase at a time (false: no limit of chunks in flight)
+  uint64_t bytes = 0;   // the chunk's data when it starts, as the load model sees it (SCF's key)
+  uint32_t first_tag = UINT32_MAX, last_tag = 0;
+};
+
 struct RankPlan {
   std::vector<Op> ops;
   std::vector<DataRef> data;  // data[k]: what ops[k] moves
@@ -94,6 +111,14 @@ struct RankPlan {
   // The dependents of each op (the reverse of the dependencies, CSR), made by Plan::finish(): the
   // replay releases them when the op completes.
   std::vector<uint32_t> child_offsets, child_list;
+  // Hierarchical plans built for a scheduler at run time: their phases, in op order (empty
+  // otherwise).
+  std::vector<PhaseGate> phases;
+  // The phase whose ops include op `k`, or whose messages carry tag `tag` (phases.size(): none).
+  size_t phase_of(uint32_t k) const;
+  size_t phase_of_tag(uint32_t tag) const;
+  // Indices of `phases` by first_tag (made by Plan::finish()).
+  std::vector<uint32_t> phases_by_tag;
 
   // Appends a Nop that ends the ops from `first` on: it waits for those nothing else among them
   // waits for (their sinks), or, when there are none, for op `otherwise` (-1: nothing). Returns

@@ -197,8 +197,7 @@ void read_system(PlatformSpec& spec, const std::string& file) {
                                                    "track-local-mem",
                                                    "local-mem-trace-filename",
                                                    "local-reduction-delay",
-                                                   "boost-mode",
-                                                   "scheduling-policy"};
+                                                   "boost-mode"};
   // Themis's keys (PAPERS.md section 2), with ASTRA-sim's names for their values.
   auto named = [&](const std::string& key, const auto& names) {
     const auto& v = j.at(key);
@@ -233,6 +232,14 @@ void read_system(PlatformSpec& spec, const std::string& file) {
     if (key == "scheduling-policy") {
       if (!value.is_string() || (value != "LIFO" && value != "FIFO"))
         throw InputError(file, item(key), "expected LIFO or FIFO");
+      spec.collectives.collective_priority = value == "LIFO"
+                                                 ? collectives::CollectivePriority::Lifo
+                                                 : collectives::CollectivePriority::Fifo;
+      if (value == "LIFO")
+        spec.notices.push_back(
+            file +
+            ": scheduling-policy LIFO orders the phases of concurrent "
+            "collectives under collectives.scheduler runtime only (docs/astra-sim.md)");
     } else if (key == "inter-dimension-scheduling") {
       if (!all_reduce_each) spec.collectives.dimension_order = named(key, inter_names);
     } else if (key == "intra-dimension-scheduling") {

@@ -200,6 +200,13 @@ const std::map<std::string, Setter>& setters() {
       {"collectives.queue_policy", choice(FIELD(collectives.queue_policy),
                                           {{"fifo", collectives::QueuePolicy::Fifo},
                                            {"scf", collectives::QueuePolicy::SmallestChunkFirst}})},
+      {"collectives.scheduler",
+       choice(FIELD(collectives.scheduler), {{"planned", collectives::QueueScheduler::Planned},
+                                             {"runtime", collectives::QueueScheduler::Runtime}})},
+      {"collectives.collective_priority",
+       choice(FIELD(collectives.collective_priority),
+              {{"fifo", collectives::CollectivePriority::Fifo},
+               {"lifo", collectives::CollectivePriority::Lifo}})},
       {"fabric.fidelity",
        [](PlatformSpec& s, const std::string& v) {
          s.fabric.fidelity = hw::fidelity_from_string(v);

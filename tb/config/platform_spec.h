@@ -55,6 +55,11 @@ struct CollectiveConfig {
   // go through the dimensions, and in which order a dimension serves the chunks waiting for it.
   collectives::DimensionOrder dimension_order = collectives::DimensionOrder::Ascending;
   collectives::QueuePolicy queue_policy = collectives::QueuePolicy::Fifo;
+  // Where that service order is decided: in the plan, from the load model, or at run time by each
+  // NPU's scheduler (tb/replay/phase_scheduler.h), which also orders the phases of concurrent
+  // collectives by `collective_priority`.
+  collectives::QueueScheduler scheduler = collectives::QueueScheduler::Planned;
+  collectives::CollectivePriority collective_priority = collectives::CollectivePriority::Fifo;
   // Plans up to this many ops (over all ranks) are run by the symbolic executor before the
   // simulation (models/collectives/symbolic.h); larger ones are not re-checked.
   double verify_max_ops = 1 << 20;

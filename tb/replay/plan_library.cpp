@@ -146,6 +146,7 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
       h.dims = dims;
       h.order = config_.dimension_order;
       h.policy = config_.queue_policy;
+      h.runtime_queues = config_.scheduler == collectives::QueueScheduler::Runtime;
       entry.plan = std::make_shared<const collectives::Plan>(collectives::build_hierarchical(h));
     } else if (impl.source == Implementation::Source::BuiltIn) {
       entry.plan = std::make_shared<const collectives::Plan>(collectives::build_plan(q));

@@ -23,6 +23,8 @@ enum : uint8_t { kWaiting = 0, kIssued = 1, kDone = 2 };
 constexpr uint16_t kOpIssued = 0x8000, kOpDone = 0xffff;
 static_assert(wafersim::collectives::RankPlan::kMaxDeps < kOpIssued, "dependency counts fit");
 constexpr uint64_t kPointToPointTag = 1ull << 63;
+// A chunk phase's progress under the runtime scheduler.
+enum : uint8_t { kPhaseIdle = 0, kPhaseQueued = 1, kPhaseRunning = 2, kPhaseDone = 3 };
 
 // The timeline lane a node belongs to.
 const char* category(const wafersim::chakra::TraceNode& node) {
@@ -74,6 +76,7 @@ struct Replay::RankState {
   std::vector<uint32_t>
       sequence;  // collectives: position among this rank's collectives of the group
   std::map<size_t, CollectiveRun*> running;
+  uint64_t collectives_issued = 0;  // the runtime scheduler's collective order
   size_t done = 0;
   int compute_inflight = 0;
   int comm_inflight = 0;
@@ -95,6 +98,10 @@ struct Replay::CollectiveRun {
   size_t remaining = 0;
   size_t result = 0;
   collectives::DataPlane* data = nullptr;  // --data: the collective's values
+  // Runtime scheduler: the collective's order among this rank's, and per phase of the plan
+  // (RankPlan::phases) its progress.
+  uint64_t order = 0;
+  std::vector<uint8_t> phase_state;
 
   // The rank that op `k` sends to or receives from.
   int peer_rank(uint32_t k) const { return (*members)[plan->peer_of(position, ops->ops[k])]; }
@@ -161,6 +168,14 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
     ranks_.push_back(std::move(state));
   }
   plans_.prepare(workload);
+  if (spec.collectives.scheduler == collectives::QueueScheduler::Runtime) {
+    scheduler_ = std::make_unique<PhaseScheduler>(spec.collectives.queue_policy,
+                                                  spec.collectives.collective_priority);
+    for (int r = 0; r < n; ++r)
+      platform.npu(r).on_arrival = [this, r](int, uint64_t tag) {
+        guarded([&]() { arrived(r, tag); });
+      };
+  }
   SC_METHOD(start);
 }
 
@@ -321,6 +336,17 @@ void Replay::issue(int rank, size_t i) {
       for (uint32_t k = 0; k < ops.size(); ++k)
         run->progress[k] = static_cast<uint16_t>(ops[k].dep_count);
       run->remaining = ops.size();
+      run->order = r.collectives_issued++;
+      run->phase_state.assign(run->ops->phases.size(), kPhaseIdle);
+      if (scheduler_) {  // phases peers started before this rank issued the collective
+        auto early = early_.find((uint64_t{static_cast<uint32_t>(rank)} << 32) | run->instance);
+        if (early != early_.end()) {
+          for (uint32_t tag : early->second)
+            if (size_t p = run->ops->phase_of_tag(tag); p < run->phase_state.size())
+              follow(*run, p);
+          early_.erase(early);
+        }
+      }
       if (run->instance >= collective_results_.size())
         collective_results_.resize(run->instance + 1);
       CollectiveResult& res = collective_results_[run->instance];
@@ -380,6 +406,11 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
   const collectives::Op& op = run.ops->ops[k];
   if (run.data) run.data->issued(run.position, k);
   run.progress[k] = kOpIssued;
+  // A phase's gate: the phase may have to wait its turn in its dimension.
+  if (op.kind == collectives::OpKind::Nop && !run.phase_state.empty()) {
+    const size_t i = run.ops->phase_of(k);
+    if (i < run.phase_state.size() && run.ops->phases[i].gate == k && !admit(run, i)) return;
+  }
   // A Nop only joins dependencies; a copy of nothing (built-in all-to-all's own block) is free.
   const uint64_t bytes = run.plan->bytes_of(run.position, k);
   if (op.kind == collectives::OpKind::Nop || (op.kind == collectives::OpKind::Copy && bytes == 0)) {
@@ -461,6 +492,7 @@ void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
     run.remaining--;
     for (uint32_t child : run.ops->children(k))
       if (--run.progress[child] == 0) work_.push_back({run.rank, run.node, &run, child});
+    if (!run.phase_state.empty()) phase_progress(run, k);
   }
   if (run.remaining > 0) return;
   CollectiveResult& res = collective_results_[run.result];
@@ -481,6 +513,70 @@ void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
   ranks_[rank]->running.erase(node);
   delete &run;
   node_done(rank, node);
+}
+
+PhaseScheduler::Phase Replay::scheduled(CollectiveRun& run, size_t i) const {
+  const collectives::PhaseGate& g = run.ops->phases[i];
+  PhaseScheduler::Phase p;
+  p.npu = run.rank;
+  p.dim = g.dim;
+  p.slot = g.slot;
+  p.limited = g.limited;
+  p.collective = run.order;
+  p.chunk = g.chunk;
+  p.bytes = g.bytes;
+  p.ready_ps = sc_core::sc_time_stamp().value();
+  p.owner = &run;
+  p.index = i;
+  return p;
+}
+
+bool Replay::admit(CollectiveRun& run, size_t i) {
+  uint8_t& state = run.phase_state[i];
+  if (state == kPhaseRunning) return true;  // a peer's data started it before it was ready here
+  if (scheduler_->ready(scheduled(run, i))) {
+    state = kPhaseRunning;
+    return true;
+  }
+  state = kPhaseQueued;
+  return false;
+}
+
+void Replay::arrived(int rank, uint64_t tag) {
+  if (tag & kPointToPointTag) return;
+  const uint64_t instance = tag >> 32;
+  const uint32_t op_tag = static_cast<uint32_t>(tag);
+  for (auto& [node, run] : ranks_[rank]->running)
+    if (run->instance == instance) {
+      if (size_t i = run->ops->phase_of_tag(op_tag); i < run->phase_state.size()) follow(*run, i);
+      drain();
+      return;
+    }
+  early_[(uint64_t{static_cast<uint32_t>(rank)} << 32) | instance].push_back(op_tag);
+}
+
+void Replay::follow(CollectiveRun& run, size_t i) {
+  // A peer started this phase (tb/replay/phase_scheduler.h). A gate waiting its turn opens; one
+  // not reached yet opens when it is.
+  uint8_t& state = run.phase_state[i];
+  if (state == kPhaseRunning || state == kPhaseDone) return;
+  const bool queued = state == kPhaseQueued;
+  scheduler_->follow(scheduled(run, i), queued);
+  state = kPhaseRunning;
+  if (queued) plan_op_done(run, run.ops->phases[i].gate);
+}
+
+void Replay::phase_progress(CollectiveRun& run, uint32_t k) {
+  if (run.ops->ops[k].kind != collectives::OpKind::Nop) return;
+  const size_t i = run.ops->phase_of(k);
+  if (i >= run.phase_state.size() || k != run.ops->phases[i].close) return;
+  run.phase_state[i] = kPhaseDone;
+  if (auto next = scheduler_->finished(scheduled(run, i))) {
+    // The owner is a run of this NPU still in flight: its queued gate has not finished.
+    auto& other = *static_cast<CollectiveRun*>(next->owner);
+    other.phase_state[next->index] = kPhaseRunning;
+    plan_op_done(other, other.ops->phases[next->index].gate);
+  }
 }
 
 Replay::Lane* Replay::lane_of(RankState& r, const chakra::TraceNode& node) const {
@@ -619,6 +715,10 @@ std::string Replay::stall_report() const {
     }
     if (!waiting.empty())
       out << "  NPU has " << waiting.size() << " posted receive(s) with no message\n";
+    if (scheduler_) {
+      std::istringstream queued(scheduler_->waiting(r.rank));
+      for (std::string line; std::getline(queued, line);) out << "  scheduler: " << line << "\n";
+    }
   }
   return out.str();
 }

@@ -21,6 +21,7 @@
 #include "models/collectives/plan.h"
 #include "tb/chakra/workload.h"
 #include "tb/config/platform_spec.h"
+#include "tb/replay/phase_scheduler.h"
 #include "tb/replay/plan_library.h"
 
 namespace wafersim::tb {
@@ -91,6 +92,8 @@ class Replay : public sc_core::sc_module {
   void rethrow_failure() const;
   const DataOptions& data_options() const { return data_options_; }
   const DataCheck& data_check() const { return data_check_; }
+  // The runtime scheduler of chunk phases (collectives.scheduler: runtime), else nullptr.
+  const PhaseScheduler* phase_scheduler() const { return scheduler_.get(); }
 
  private:
   struct CollectiveRun;
@@ -113,6 +116,14 @@ class Replay : public sc_core::sc_module {
   void node_done(int rank, size_t node);
   void issue_plan_op(CollectiveRun& run, uint32_t op);
   void plan_op_done(CollectiveRun& run, uint32_t op);
+  // Runtime scheduler: whether phase `i` of `run`, whose gate is ready, starts now; a message
+  // for `rank` arrived (its phase, started by a peer, is followed); phase `i` of `run` follows a
+  // peer; op `op` of `run` finished (a phase's closing op ends it).
+  bool admit(CollectiveRun& run, size_t i);
+  void arrived(int rank, uint64_t tag);
+  void follow(CollectiveRun& run, size_t i);
+  void phase_progress(CollectiveRun& run, uint32_t op);
+  PhaseScheduler::Phase scheduled(CollectiveRun& run, size_t i) const;
   void send_command(int rank, Command* command);
   tlm::tlm_sync_enum completed(int rank, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                                sc_core::sc_time& delay);
@@ -144,6 +155,9 @@ class Replay : public sc_core::sc_module {
   std::vector<std::unique_ptr<Command>> all_commands_;
   std::vector<std::string> errors_;
   std::deque<Work> work_;
+  std::unique_ptr<PhaseScheduler> scheduler_;
+  // Tags of messages that arrived before their rank issued their collective, by (rank, instance).
+  std::unordered_map<uint64_t, std::vector<uint32_t>> early_;
   std::exception_ptr failure_;
   bool draining_ = false;
   size_t nodes_done_ = 0;

@@ -137,6 +137,8 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"bw_utilization", duration > 0 ? c.ideal_ns / duration : 0.0},
                      {"finished_ranks", c.finished_ranks}});
   }
+  if (const PhaseScheduler* scheduler = replay.phase_scheduler())
+    r["phase_scheduler"] = {{"kind", "runtime"}, {"phases_followed", scheduler->followed()}};
   if (!info.stall.empty()) r["stall"] = info.stall;
   r["data_check"] = data_check_json(replay, complete);
   return r;
