@@ -128,40 +128,54 @@ TEST(AstraSwitch, HgxH100AllReduceMatchesAstraSim) {
   EXPECT_NEAR(r["makespan_ns"].get<double>() / 57426, 1.0, 0.05) << r["makespan_ns"];
 }
 
+namespace {
+
+// The ASTRA-sim 8-NPU ring all-reduce of 1 MiB with the system file `system` (JSON text), written
+// as `name`.json in `dir`: the command's result, and its report (empty when it failed).
+struct SystemRun {
+  wafersim::testing::CommandResult command;
+  nlohmann::json report;
+};
+SystemRun run_with_system(const std::string& dir, const std::string& name,
+                          const std::string& system, const std::string& options = "") {
+  std::ofstream(dir + "/" + name + ".json") << system;
+  SystemRun r;
+  r.command = wafersim::testing::wafersim(
+      "run --astra-network " + source(kData + "network/analytical/Ring_8npus.yml") +
+      " --workload " + source(kData + "workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce") +
+      " --astra-system " + dir + "/" + name + ".json --out " + dir + "/" + name + " " + options);
+  if (r.command.exit_code == 0) std::ifstream(dir + "/" + name + "/report.json") >> r.report;
+  return r;
+}
+
+}  // namespace
+
 // Keys real ASTRA-sim system files carry that wafersim does not model are accepted, named in one
 // notice before the run and in report.json, and change nothing; --quiet keeps the notice off the
 // terminal.
 TEST(AstraSystem, UnmodelledKeysAreNamedInOneNotice) {
   const std::string dir = wafersim::testing::temp_dir("unmodelled");
-  std::ofstream(dir + "/plain.json") << R"({"preferred-dataset-splits": 4, "endpoint-delay": 10})";
-  std::ofstream(dir + "/extra.json") << R"({"preferred-dataset-splits": 4, "endpoint-delay": 10,
+  const auto plain =
+      run_with_system(dir, "plain", R"({"preferred-dataset-splits": 4, "endpoint-delay": 10})");
+  const std::string extra_system = R"({"preferred-dataset-splits": 4, "endpoint-delay": 10,
     "L": 0, "o": 0, "g": 0, "G": 0.0038, "model-shared-bus": 0, "trace-enabled": 0})";
-  const std::string args =
-      "run --astra-network " + source(kData + "network/analytical/Ring_8npus.yml") +
-      " --workload " + source(kData + "workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce");
-  const auto plain = wafersim::testing::wafersim(args + " --astra-system " + dir +
-                                                 "/plain.json --out " + dir + "/p");
-  const auto extra = wafersim::testing::wafersim(args + " --astra-system " + dir +
-                                                 "/extra.json --out " + dir + "/e");
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  ASSERT_EQ(extra.exit_code, 0) << extra.err;
-  EXPECT_EQ(plain.out.find("notice"), std::string::npos);
+  const auto extra = run_with_system(dir, "extra", extra_system);
+  ASSERT_EQ(plain.command.exit_code, 0) << plain.command.err;
+  ASSERT_EQ(extra.command.exit_code, 0) << extra.command.err;
+  EXPECT_EQ(plain.command.out.find("notice"), std::string::npos);
   const std::string notice = "/extra.json: accepted but not modelled: ";
-  EXPECT_NE(extra.out.find("wafersim: notice: "), std::string::npos) << extra.out;
-  const size_t at = extra.out.find(notice);
-  ASSERT_NE(at, std::string::npos) << extra.out;
-  const std::string named = extra.out.substr(at + notice.size());
+  const std::string& out = extra.command.out;
+  EXPECT_NE(out.find("wafersim: notice: "), std::string::npos) << out;
+  const size_t at = out.find(notice);
+  ASSERT_NE(at, std::string::npos) << out;
+  const std::string named = out.substr(at + notice.size());
   for (const char* key : {"L", "o", "g", "G", "model-shared-bus", "trace-enabled"})
     EXPECT_NE(named.find(key), std::string::npos) << key;
-  nlohmann::json p, e;
-  std::ifstream(dir + "/p/report.json") >> p;
-  std::ifstream(dir + "/e/report.json") >> e;
-  EXPECT_EQ(e["notices"].size(), 1u);
-  EXPECT_EQ(p["notices"].size(), 0u);
-  EXPECT_EQ(p["makespan_ns"], e["makespan_ns"]);
-  const auto quiet =
-      wafersim::testing::wafersim(args + " --quiet --astra-system " + dir + "/extra.json");
-  EXPECT_EQ(quiet.out.find("notice"), std::string::npos);
+  EXPECT_EQ(extra.report["notices"].size(), 1u);
+  EXPECT_EQ(plain.report["notices"].size(), 0u);
+  EXPECT_EQ(plain.report["makespan_ns"], extra.report["makespan_ns"]);
+  const auto quiet = run_with_system(dir, "quiet", extra_system, "--quiet");
+  EXPECT_EQ(quiet.command.out.find("notice"), std::string::npos);
 }
 
 // scheduling-policy is modelled: it sets the collective priority of the runtime scheduler
@@ -169,25 +183,16 @@ TEST(AstraSystem, UnmodelledKeysAreNamedInOneNotice) {
 // default planned scheduler. One collective at a time: the same time with either value.
 TEST(AstraSystem, SchedulingPolicySetsTheRuntimeSchedulersCollectivePriority) {
   const std::string dir = wafersim::testing::temp_dir("policy");
-  std::ofstream(dir + "/fifo.json")
-      << R"({"preferred-dataset-splits": 4, "scheduling-policy": "FIFO"})";
-  std::ofstream(dir + "/lifo.json")
-      << R"({"preferred-dataset-splits": 4, "scheduling-policy": "LIFO"})";
-  const std::string args =
-      "run --astra-network " + source(kData + "network/analytical/Ring_8npus.yml") +
-      " --workload " + source(kData + "workload/microbenchmarks/all_reduce/8npus_1MB/all_reduce");
-  const auto fifo = wafersim::testing::wafersim(args + " --astra-system " + dir +
-                                                "/fifo.json --out " + dir + "/f");
-  const auto lifo = wafersim::testing::wafersim(args + " --astra-system " + dir +
-                                                "/lifo.json --out " + dir + "/l");
-  ASSERT_EQ(fifo.exit_code, 0) << fifo.err;
-  ASSERT_EQ(lifo.exit_code, 0) << lifo.err;
-  EXPECT_EQ(fifo.out.find("notice"), std::string::npos) << fifo.out;
-  EXPECT_NE(lifo.out.find("scheduling-policy LIFO orders the phases of concurrent collectives"),
-            std::string::npos)
-      << lifo.out;
-  nlohmann::json f, l;
-  std::ifstream(dir + "/f/report.json") >> f;
-  std::ifstream(dir + "/l/report.json") >> l;
-  EXPECT_EQ(f["makespan_ns"], l["makespan_ns"]);
+  const auto fifo = run_with_system(
+      dir, "fifo", R"({"preferred-dataset-splits": 4, "scheduling-policy": "FIFO"})");
+  const auto lifo = run_with_system(
+      dir, "lifo", R"({"preferred-dataset-splits": 4, "scheduling-policy": "LIFO"})");
+  ASSERT_EQ(fifo.command.exit_code, 0) << fifo.command.err;
+  ASSERT_EQ(lifo.command.exit_code, 0) << lifo.command.err;
+  EXPECT_EQ(fifo.command.out.find("notice"), std::string::npos) << fifo.command.out;
+  EXPECT_NE(
+      lifo.command.out.find("scheduling-policy LIFO orders the phases of concurrent collectives"),
+      std::string::npos)
+      << lifo.command.out;
+  EXPECT_EQ(fifo.report["makespan_ns"], lifo.report["makespan_ns"]);
 }
