@@ -342,7 +342,7 @@ void expect_stopped_cleanly(int signal, int exit_code, const std::string& expect
   EXPECT_EQ(wafersim::testing::wafersim_stopped(
                 {"run", "--platform", source("configs/ring_8npus.yaml"), "--set", "network.npus=64",
                  "--fidelity", "packet", "--workload", workload, "--out", out},
-                4, signal, dir, &err),
+                4, signal, dir, &err, "% of nodes"),
             exit_code);
   const auto report = read_json(out + "/report.json");
   EXPECT_EQ(report["status"], expected_status);

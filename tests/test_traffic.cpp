@@ -158,7 +158,7 @@ TEST(Traffic, TerminatedPointWritesNothing) {
                 {"traffic", "--platform", wafersim::testing::source("configs/booksim_mesh8x8.yaml"),
                  "--set", "network.mesh_x=16", "network.mesh_y=16", "--pattern", "uniform",
                  "--rate", "0.3", "--measure-cycles", "100000000", "--out", dir + "/out"},
-                3, SIGTERM, dir, &err),
+                3, SIGTERM, dir, &err, "% of cycles"),
             143);
   EXPECT_NE(err.find("nothing measured, nothing written"), std::string::npos) << err;
   EXPECT_NE(err.find("% of cycles"), std::string::npos) << "a progress line: " << err;

@@ -59,7 +59,7 @@ CommandResult wafersim(const std::string& args) {
 }
 
 int wafersim_stopped(const std::vector<std::string>& args, unsigned seconds, int signal,
-                     const std::string& dir, std::string* err) {
+                     const std::string& dir, std::string* err, const std::string& ready) {
   const std::string exe = std::string(WAFERSIM_BINARY_DIR) + "/wafersim";
   std::vector<char*> argv = {const_cast<char*>(exe.c_str())};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -74,9 +74,17 @@ int wafersim_stopped(const std::vector<std::string>& args, unsigned seconds, int
   }
   setpgid(pid, pid);
   sleep(seconds);
-  kill(-pid, signal);
   int status = 0;
-  waitpid(pid, &status, 0);
+  bool ended = false;  // before saying `ready`
+  for (int tenths = 0; !ready.empty() && tenths < 6000 && !ended; ++tenths) {
+    if (slurp(dir + "/stderr.txt").find(ready) != std::string::npos) break;
+    ended = waitpid(pid, &status, WNOHANG) == pid;
+    if (!ended) usleep(100000);
+  }
+  if (!ended) {
+    kill(-pid, signal);
+    waitpid(pid, &status, 0);
+  }
   if (err) *err = slurp(dir + "/stderr.txt");
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

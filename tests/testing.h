@@ -18,9 +18,12 @@ CommandResult wafersim(const std::string& args);
 
 // Starts `wafersim ARGS` (stdout and stderr to files in `dir`), sends `signal` after `seconds`
 // (to its whole process group, as a terminal sends Ctrl-C), and returns its exit code; -1 if it
-// died of a signal. `err` receives what it wrote to stderr.
+// died of a signal. `err` receives what it wrote to stderr. With `ready`, the signal waits also
+// until stderr holds that text (for at most 10 minutes, or until the process ends): a loaded
+// machine (a sanitizer build, tests side by side) may print its first progress line late.
 int wafersim_stopped(const std::vector<std::string>& args, unsigned seconds, int signal,
-                     const std::string& dir, std::string* err = nullptr);
+                     const std::string& dir, std::string* err = nullptr,
+                     const std::string& ready = "");
 
 }  // namespace wafersim::testing
 
