@@ -503,7 +503,10 @@ TEST(Hierarchical, RuntimeQueuesLeaveTheServiceOrderToTheScheduler) {
           for (const RankPlan& rp : plan.ranks) {
             ASSERT_EQ(rp.phases.size(), phases) << what;
             std::vector<uint32_t> previous_close(schedule.chunks.size(), UINT32_MAX);
-            for (const PhaseGate& g : rp.phases) {
+            for (size_t i = 0; i < rp.phases.size(); ++i) {
+              const PhaseGate& g = rp.phases[i];
+              EXPECT_EQ(rp.phase_at(g.gate), i);
+              EXPECT_EQ(rp.phase_at(g.close), i);
               ASSERT_LT(g.gate, g.close);
               EXPECT_EQ(rp.ops[g.gate].kind, OpKind::Nop);
               EXPECT_EQ(rp.ops[g.close].kind, OpKind::Nop);
@@ -514,7 +517,7 @@ TEST(Hierarchical, RuntimeQueuesLeaveTheServiceOrderToTheScheduler) {
                   EXPECT_GE(d, g.gate) << what << ": op " << k << " of chunk " << g.chunk;
                 EXPECT_TRUE(waits_for(rp, k, g.gate)) << what << ": op " << k;
                 if (rp.ops[k].kind == OpKind::Send || rp.ops[k].kind == OpKind::Recv) {
-                  EXPECT_EQ(rp.phase_of_tag(rp.ops[k].tag), rp.phase_of(k)) << what;
+                  EXPECT_EQ(rp.phase_of_tag(rp.ops[k].tag), i) << what;
                 }
               }
               previous_close[g.chunk] = g.close;

@@ -52,20 +52,11 @@ uint32_t RankPlan::close(size_t first, int64_t otherwise) {
   return add({OpKind::Nop, -1, 0, 0}, sinks);
 }
 
-size_t RankPlan::phase_of(uint32_t k) const {
-  auto after = std::upper_bound(phases.begin(), phases.end(), k,
-                                [](uint32_t op, const PhaseGate& g) { return op < g.gate; });
-  if (after == phases.begin() || k > std::prev(after)->close) return phases.size();
-  return static_cast<size_t>(std::prev(after) - phases.begin());
-}
-
 size_t RankPlan::phase_of_tag(uint32_t tag) const {
-  auto after =
-      std::upper_bound(phases_by_tag.begin(), phases_by_tag.end(), tag,
-                       [&](uint32_t t, uint32_t phase) { return t < phases[phase].first_tag; });
-  if (after == phases_by_tag.begin() || tag > phases[*std::prev(after)].last_tag)
-    return phases.size();
-  return *std::prev(after);
+  const auto after = std::upper_bound(phase_tag_starts.begin(), phase_tag_starts.end(), tag);
+  if (after == phase_tag_starts.begin()) return phases.size();
+  const uint32_t phase = phases_by_tag[static_cast<size_t>(after - phase_tag_starts.begin()) - 1];
+  return tag <= phases[phase].last_tag ? phase : phases.size();
 }
 
 uint32_t RankPlan::add(Op op, const std::vector<uint32_t>& deps, DataRef moved) {
@@ -227,10 +218,13 @@ void Plan::finish() {
     std::vector<uint32_t> fill(rp.child_offsets.begin(), rp.child_offsets.end() - 1);
     for (uint32_t k = 0; k < n; ++k)
       for (uint32_t d : rp.deps(k)) rp.child_list[fill[d]++] = k;
-    // Each phase's tags, and the phases in their order.
+    // Each phase's gate and close, its tags, and the phases in their order.
     rp.phases_by_tag.clear();
+    rp.phase_tag_starts.clear();
+    rp.phase_marks.assign(rp.phases.empty() ? 0 : n, static_cast<uint32_t>(rp.phases.size()));
     for (uint32_t i = 0; i < rp.phases.size(); ++i) {
       PhaseGate& g = rp.phases[i];
+      rp.phase_marks[g.gate] = rp.phase_marks[g.close] = i;
       for (uint32_t k = g.gate; k <= g.close; ++k)
         if (rp.ops[k].kind == OpKind::Send || rp.ops[k].kind == OpKind::Recv) {
           g.first_tag = std::min(g.first_tag, rp.ops[k].tag);
@@ -241,9 +235,12 @@ void Plan::finish() {
     std::sort(rp.phases_by_tag.begin(), rp.phases_by_tag.end(), [&](uint32_t a, uint32_t b) {
       return rp.phases[a].first_tag < rp.phases[b].first_tag;
     });
-    for (size_t j = 1; j < rp.phases_by_tag.size(); ++j)
-      if (rp.phases[rp.phases_by_tag[j]].first_tag <= rp.phases[rp.phases_by_tag[j - 1]].last_tag)
+    for (size_t j = 0; j < rp.phases_by_tag.size(); ++j) {
+      if (j > 0 &&
+          rp.phases[rp.phases_by_tag[j]].first_tag <= rp.phases[rp.phases_by_tag[j - 1]].last_tag)
         throw std::logic_error("two phases of a plan share message tags");
+      rp.phase_tag_starts.push_back(rp.phases[rp.phases_by_tag[j]].first_tag);
+    }
   }
 }
 

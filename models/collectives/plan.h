@@ -114,11 +114,16 @@ struct RankPlan {
   // Hierarchical plans built for a scheduler at run time: their phases, in op order (empty
   // otherwise).
   std::vector<PhaseGate> phases;
-  // The phase whose ops include op `k`, or whose messages carry tag `tag` (phases.size(): none).
-  size_t phase_of(uint32_t k) const;
+  // The phase whose gate or closing op is op `k`, or whose messages carry tag `tag`
+  // (phases.size(): none). Constant time, and a binary search over the phases' tags: the replay
+  // asks at every Nop and every message.
+  size_t phase_at(uint32_t k) const {
+    return k < phase_marks.size() ? phase_marks[k] : phases.size();
+  }
   size_t phase_of_tag(uint32_t tag) const;
-  // Indices of `phases` by first_tag (made by Plan::finish()).
-  std::vector<uint32_t> phases_by_tag;
+  // Made by Plan::finish(): per op, the phase it opens or closes (phases.size(): neither); the
+  // phases' first tags in ascending order, and the phase of each.
+  std::vector<uint32_t> phase_marks, phase_tag_starts, phases_by_tag;
 
   // Appends a Nop that ends the ops from `first` on: it waits for those nothing else among them
   // waits for (their sinks), or, when there are none, for op `otherwise` (-1: nothing). Returns

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <tuple>
 
 namespace wafersim::tb {
 
@@ -15,54 +16,77 @@ bool PhaseScheduler::before(const Phase& a, const Phase& b) const {
   return std::tie(a.chunk, a.index) < std::tie(b.chunk, b.index);
 }
 
+PhaseScheduler::Slot& PhaseScheduler::slot_of(const Phase& p) {
+  if (p.npu >= static_cast<int>(slots_.size())) slots_.resize(static_cast<size_t>(p.npu) + 1);
+  auto& slots = slots_[static_cast<size_t>(p.npu)];
+  const uint32_t key = uint32_t{p.dim} << 16 | p.slot;
+  for (Slot& slot : slots)
+    if (slot.key == key) return slot;
+  slots.push_back({key, 0, {}});
+  return slots.back();
+}
+
 bool PhaseScheduler::ready(const Phase& phase) {
   if (!phase.limited) return true;
-  Slot& slot = slots_[key_of(phase)];
+  Slot& slot = slot_of(phase);
   if (slot.running == 0) {
     slot.running = 1;
     return true;
   }
   slot.waiting.push_back(phase);
+  std::push_heap(slot.waiting.begin(), slot.waiting.end(),
+                 [this](const Phase& a, const Phase& b) { return after(a, b); });
   return false;
 }
 
 void PhaseScheduler::follow(const Phase& phase, bool queued) {
   ++followed_;
   if (!phase.limited) return;
-  Slot& slot = slots_[key_of(phase)];
+  Slot& slot = slot_of(phase);
   if (queued) {
     auto it = std::find_if(slot.waiting.begin(), slot.waiting.end(), [&](const Phase& p) {
       return p.owner == phase.owner && p.index == phase.index;
     });
-    if (it != slot.waiting.end()) slot.waiting.erase(it);
+    if (it != slot.waiting.end()) {
+      slot.waiting.erase(it);
+      std::make_heap(slot.waiting.begin(), slot.waiting.end(),
+                     [this](const Phase& a, const Phase& b) { return after(a, b); });
+    }
   }
   slot.running++;
 }
 
 std::optional<PhaseScheduler::Phase> PhaseScheduler::finished(const Phase& phase) {
   if (!phase.limited) return std::nullopt;
-  Slot& slot = slots_[key_of(phase)];
+  Slot& slot = slot_of(phase);
   slot.running--;
   if (slot.running > 0 || slot.waiting.empty()) return std::nullopt;
-  auto next = std::min_element(slot.waiting.begin(), slot.waiting.end(),
-                               [&](const Phase& a, const Phase& b) { return before(a, b); });
-  const Phase chosen = *next;
-  slot.waiting.erase(next);
+  std::pop_heap(slot.waiting.begin(), slot.waiting.end(),
+                [this](const Phase& a, const Phase& b) { return after(a, b); });
+  const Phase chosen = slot.waiting.back();
+  slot.waiting.pop_back();
   slot.running = 1;
   return chosen;
 }
 
 std::string PhaseScheduler::waiting(int npu) const {
+  if (npu >= static_cast<int>(slots_.size())) return "";
+  std::vector<const Slot*> slots;
+  for (const Slot& slot : slots_[static_cast<size_t>(npu)])
+    if (!slot.waiting.empty()) slots.push_back(&slot);
+  std::sort(slots.begin(), slots.end(),
+            [](const Slot* a, const Slot* b) { return a->key < b->key; });
   std::ostringstream out;
-  for (auto it = slots_.lower_bound({npu, 0, 0});
-       it != slots_.end() && std::get<0>(it->first) == npu; ++it) {
-    const Slot& slot = it->second;
-    if (slot.waiting.empty()) continue;
-    out << "dimension " << std::get<1>(it->first) << " slot " << std::get<2>(it->first) << ": "
-        << slot.waiting.size() << " phase(s) wait (chunk";
-    for (size_t i = 0; i < slot.waiting.size() && i < 4; ++i) out << " " << slot.waiting[i].chunk;
-    if (slot.waiting.size() > 4) out << " ...";
-    out << "), " << slot.running << " running\n";
+  for (const Slot* slot : slots) {
+    // The waiting phases in the order they would start.
+    std::vector<Phase> queue = slot->waiting;
+    std::sort(queue.begin(), queue.end(),
+              [this](const Phase& a, const Phase& b) { return before(a, b); });
+    out << "dimension " << (slot->key >> 16) << " slot " << (slot->key & 0xffff) << ": "
+        << queue.size() << " phase(s) wait (chunk";
+    for (size_t i = 0; i < queue.size() && i < 4; ++i) out << " " << queue[i].chunk;
+    if (queue.size() > 4) out << " ...";
+    out << "), " << slot->running << " running\n";
   }
   return out.str();
 }

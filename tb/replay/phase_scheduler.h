@@ -13,10 +13,8 @@
 // phase's first finished receive as that arrival (tb/replay/replay.cpp).
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "models/collectives/hierarchical.h"
@@ -57,17 +55,19 @@ class PhaseScheduler {
 
  private:
   struct Slot {
+    uint32_t key = 0;  // dimension << 16 | slot
     int running = 0;
-    std::vector<Phase> waiting;
+    std::vector<Phase> waiting;  // a heap: the phase to start next in front
   };
-  using Key = std::tuple<int, uint16_t, uint16_t>;  // npu, dimension, slot
-  static Key key_of(const Phase& p) { return {p.npu, p.dim, p.slot}; }
-  // Whether `a` goes before `b` in a queue.
+  // The slot serving `p` (an NPU has one per dimension and slot of it: a handful).
+  Slot& slot_of(const Phase& p);
+  // Whether `a` goes before `b` in a queue; the heap's order (b before a).
   bool before(const Phase& a, const Phase& b) const;
+  bool after(const Phase& a, const Phase& b) const { return before(b, a); }
 
   collectives::QueuePolicy policy_;
   collectives::CollectivePriority priority_;
-  std::map<Key, Slot> slots_;
+  std::vector<std::vector<Slot>> slots_;  // per NPU
   uint64_t followed_ = 0;
 };
 

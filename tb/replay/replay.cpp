@@ -102,6 +102,7 @@ struct Replay::CollectiveRun {
   // (RankPlan::phases) its progress.
   uint64_t order = 0;
   std::vector<uint8_t> phase_state;
+  size_t recent_phase = SIZE_MAX;  // the phase of the last message that arrived
 
   // The rank that op `k` sends to or receives from.
   int peer_rank(uint32_t k) const { return (*members)[plan->peer_of(position, ops->ops[k])]; }
@@ -408,7 +409,7 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
   run.progress[k] = kOpIssued;
   // A phase's gate: the phase may have to wait its turn in its dimension.
   if (op.kind == collectives::OpKind::Nop && !run.phase_state.empty()) {
-    const size_t i = run.ops->phase_of(k);
+    const size_t i = run.ops->phase_at(k);
     if (i < run.phase_state.size() && run.ops->phases[i].gate == k && !admit(run, i)) return;
   }
   // A Nop only joins dependencies; a copy of nothing (built-in all-to-all's own block) is free.
@@ -492,7 +493,8 @@ void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
     run.remaining--;
     for (uint32_t child : run.ops->children(k))
       if (--run.progress[child] == 0) work_.push_back({run.rank, run.node, &run, child});
-    if (!run.phase_state.empty()) phase_progress(run, k);
+    if (!run.phase_state.empty() && run.ops->ops[k].kind == collectives::OpKind::Nop)
+      phase_progress(run, k);
   }
   if (run.remaining > 0) return;
   CollectiveResult& res = collective_results_[run.result];
@@ -548,7 +550,12 @@ void Replay::arrived(int rank, uint64_t tag) {
   const uint32_t op_tag = static_cast<uint32_t>(tag);
   for (auto& [node, run] : ranks_[rank]->running)
     if (run->instance == instance) {
-      if (size_t i = run->ops->phase_of_tag(op_tag); i < run->phase_state.size()) follow(*run, i);
+      // Messages come in runs of one phase: try the phase of the last one first.
+      const auto& phases = run->ops->phases;
+      size_t i = run->recent_phase;
+      if (i >= phases.size() || op_tag < phases[i].first_tag || op_tag > phases[i].last_tag)
+        i = run->recent_phase = run->ops->phase_of_tag(op_tag);
+      if (i < run->phase_state.size() && run->phase_state[i] < kPhaseRunning) follow(*run, i);
       drain();
       return;
     }
@@ -567,8 +574,7 @@ void Replay::follow(CollectiveRun& run, size_t i) {
 }
 
 void Replay::phase_progress(CollectiveRun& run, uint32_t k) {
-  if (run.ops->ops[k].kind != collectives::OpKind::Nop) return;
-  const size_t i = run.ops->phase_of(k);
+  const size_t i = run.ops->phase_at(k);
   if (i >= run.phase_state.size() || k != run.ops->phases[i].close) return;
   run.phase_state[i] = kPhaseDone;
   if (auto next = scheduler_->finished(scheduled(run, i))) {
