@@ -436,6 +436,9 @@ TEST(MultiDim, RuntimeSchedulerOnOneChunkTakesTheClosedFormTime) {
   EXPECT_EQ(c["algorithm"], "hierarchical(ring,ring;ascending,runtime)");
   EXPECT_NEAR(c["duration_ns"].get<double>(), expected, 0.005 * expected);
   EXPECT_EQ(r["data_check"]["status"], "pass");
+  EXPECT_EQ(r["phase_scheduler"]["kind"], "runtime");
+  EXPECT_EQ(r["phase_scheduler"]["queue_policy"], "fifo");
+  EXPECT_EQ(r["phase_scheduler"]["collective_priority"], "fifo");
   EXPECT_EQ(r["phase_scheduler"]["phases_followed"], 0);
 }
 

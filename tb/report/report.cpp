@@ -138,7 +138,11 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"finished_ranks", c.finished_ranks}});
   }
   if (const PhaseScheduler* scheduler = replay.phase_scheduler())
-    r["phase_scheduler"] = {{"kind", "runtime"}, {"phases_followed", scheduler->followed()}};
+    r["phase_scheduler"] = {
+        {"kind", collectives::to_string(spec.collectives.scheduler)},
+        {"queue_policy", collectives::to_string(spec.collectives.queue_policy)},
+        {"collective_priority", collectives::to_string(spec.collectives.collective_priority)},
+        {"phases_followed", scheduler->followed()}};
   if (!info.stall.empty()) r["stall"] = info.stall;
   r["data_check"] = data_check_json(replay, complete);
   return r;
