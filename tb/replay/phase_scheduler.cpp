@@ -34,8 +34,7 @@ bool PhaseScheduler::ready(const Phase& phase) {
     return true;
   }
   slot.waiting.push_back(phase);
-  std::push_heap(slot.waiting.begin(), slot.waiting.end(),
-                 [this](const Phase& a, const Phase& b) { return after(a, b); });
+  std::push_heap(slot.waiting.begin(), slot.waiting.end(), heap_order());
   return false;
 }
 
@@ -49,8 +48,7 @@ void PhaseScheduler::follow(const Phase& phase, bool queued) {
     });
     if (it != slot.waiting.end()) {
       slot.waiting.erase(it);
-      std::make_heap(slot.waiting.begin(), slot.waiting.end(),
-                     [this](const Phase& a, const Phase& b) { return after(a, b); });
+      std::make_heap(slot.waiting.begin(), slot.waiting.end(), heap_order());
     }
   }
   slot.running++;
@@ -61,8 +59,7 @@ std::optional<PhaseScheduler::Phase> PhaseScheduler::finished(const Phase& phase
   Slot& slot = slot_of(phase);
   slot.running--;
   if (slot.running > 0 || slot.waiting.empty()) return std::nullopt;
-  std::pop_heap(slot.waiting.begin(), slot.waiting.end(),
-                [this](const Phase& a, const Phase& b) { return after(a, b); });
+  std::pop_heap(slot.waiting.begin(), slot.waiting.end(), heap_order());
   const Phase chosen = slot.waiting.back();
   slot.waiting.pop_back();
   slot.running = 1;

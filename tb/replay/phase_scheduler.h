@@ -9,8 +9,8 @@
 // (congestion makes one chunk's previous phase end earlier here than there). A phase one of them
 // has started is therefore followed at once by the others when its first data arrives, even over
 // the limit: a NIC cannot refuse a peer's data, and holding the phase back would leave both NPUs
-// waiting for each other's choice for ever (with one phase per slot). The replay reports a
-// phase's first finished receive as that arrival (tb/replay/replay.cpp).
+// waiting for each other's choice for ever (with one phase per slot). The replay learns of that
+// arrival from the NPU's doorbell (Npu::on_arrival, tb/replay/replay.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -46,8 +46,8 @@ class PhaseScheduler {
   void follow(const Phase& phase, bool queued);
   // A running phase ended: the phase its slot starts next, if any.
   std::optional<Phase> finished(const Phase& phase);
-  // The phases waiting on NPU `npu`, one line each ("dimension 1 slot 0: chunk 3 waits, 1
-  // running"), for stall reports.
+  // The phases waiting on NPU `npu`, a line per slot ("dimension 1 slot 0: 2 phase(s) wait
+  // (chunk 3 5), 1 running"), for stall reports.
   std::string waiting(int npu) const;
   // Phases started because a peer had (follow), over the run: a measure of how often NPUs chose
   // differently.
@@ -63,7 +63,9 @@ class PhaseScheduler {
   Slot& slot_of(const Phase& p);
   // Whether `a` goes before `b` in a queue; the heap's order (b before a).
   bool before(const Phase& a, const Phase& b) const;
-  bool after(const Phase& a, const Phase& b) const { return before(b, a); }
+  auto heap_order() const {
+    return [this](const Phase& a, const Phase& b) { return before(b, a); };
+  }
 
   collectives::QueuePolicy policy_;
   collectives::CollectivePriority priority_;
