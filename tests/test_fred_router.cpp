@@ -1,0 +1,321 @@
+// Fred_m(P) and its flow router (models/fred): block counts against the Benes network's and
+// hand-worked ones, the non-blocking properties Clos theory gives (strict-sense for m >= 3,
+// rearrangeable for m = 2), the reductions and distributions a flow must take wherever it is
+// routed, and clear errors for flows that clash or are malformed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <cstdio>
+#include <random>
+
+#include "models/fred/flow_router.h"
+
+using namespace wafersim::fred;
+
+namespace {
+
+Flow unicast(int from, int to) {
+  return {std::to_string(from) + "->" + std::to_string(to), {from}, {to}};
+}
+
+Flow all_reduce(const std::string& name, const std::vector<int>& ports) {
+  return {name, ports, ports};
+}
+
+// Routes `flows` and checks the result independently; returns the functions it enables.
+Functions route_and_check(const Interconnect& net, const std::vector<Flow>& flows,
+                          const std::vector<FlowRoute>& fixed = {}) {
+  const std::vector<FlowRoute> routes = route_flows(net, flows, fixed);
+  EXPECT_EQ(routes.size(), flows.size());
+  for (size_t f = 0; f < fixed.size(); ++f) EXPECT_EQ(routes[f].middles, fixed[f].middles);
+  return check_routing(net, flows, routes);
+}
+
+std::vector<int> shuffled(int n, std::mt19937& rng) {
+  std::vector<int> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
+}  // namespace
+
+TEST(FredInterconnect, PowersOfTwoWithTwoMiddlesAreBenesNetworks) {
+  // A Benes network of N = 2^k ports has 2k - 1 stages of N / 2 2x2 switches.
+  for (int k = 1; k <= 7; ++k) {
+    const int n = 1 << k;
+    const Interconnect net(n, 2);
+    const Inventory inv = net.inventory();
+    EXPECT_EQ(inv.input_switches + inv.output_switches + inv.base_switches,
+              static_cast<long>(n / 2) * (2 * k - 1))
+        << net.name();
+    EXPECT_EQ(net.stages(), 2 * k - 1) << net.name();
+    EXPECT_EQ(net.levels(), k) << net.name();
+    EXPECT_EQ(inv.demuxes + inv.muxes, 0) << net.name();
+    // Between consecutive stages, one link per port.
+    EXPECT_EQ(inv.links, static_cast<long>(n) * (2 * k - 2)) << net.name();
+  }
+}
+
+TEST(FredInterconnect, CountsHandWorkedForThreeMiddlesAndOddPorts) {
+  // Fred_3(8): 4 + 4 micro-switches outside, three Fred_3(4), each 2 + 2 around three Fred_3(2).
+  const Inventory eight = Interconnect(8, 3).inventory();
+  EXPECT_EQ(eight.input_switches, 4 + 3 * 2);
+  EXPECT_EQ(eight.output_switches, 4 + 3 * 2);
+  EXPECT_EQ(eight.base_switches, 3 * 3);
+  EXPECT_EQ(eight.links, 2 * 4 * 3 + 3 * (2 * 2 * 3));
+  EXPECT_EQ(Interconnect(8, 3).stages(), 5);
+
+  // Fred_3(5): ports 0-3 on two micro-switches each side, port 4 on a demux and a mux; three
+  // Fred_3(3) base switches in the middle.
+  const Interconnect five(5, 3);
+  EXPECT_TRUE(five.has_odd_port());
+  EXPECT_EQ(five.middle().ports(), 3);
+  EXPECT_TRUE(five.middle().is_base());
+  const Inventory inv = five.inventory();
+  EXPECT_EQ(inv.input_switches, 2);
+  EXPECT_EQ(inv.output_switches, 2);
+  EXPECT_EQ(inv.base_switches, 3);
+  EXPECT_EQ(inv.demuxes, 1);
+  EXPECT_EQ(inv.muxes, 1);
+  EXPECT_EQ(inv.links, 2 * 3 * 3);
+  EXPECT_EQ(five.stages(), 3);
+
+  // Fred_2(7): three pairs and an odd port around two Fred_2(4), each around two Fred_2(2).
+  const Interconnect seven(7, 2);
+  EXPECT_EQ(seven.middle().ports(), 4);
+  const Inventory s = seven.inventory();
+  EXPECT_EQ(s.input_switches, 3 + 2 * 2);
+  EXPECT_EQ(s.base_switches, 2 * 2);
+  EXPECT_EQ(s.demuxes, 1);
+  EXPECT_EQ(s.links, 2 * 4 * 2 + 2 * (2 * 2 * 2));
+  EXPECT_EQ(seven.stages(), 5);
+  EXPECT_EQ(seven.name(), "Fred_2(7)");
+}
+
+TEST(FredInterconnect, RefusesTooFewPortsOrMiddles) {
+  EXPECT_THROW(Interconnect(1, 3), std::invalid_argument);
+  EXPECT_THROW(Interconnect(8, 1), std::invalid_argument);
+}
+
+TEST(FredRouter, ThreeMiddlesAddAnyUnicastWithoutMovingTheOthers) {
+  // m = 3 = 2n - 1 for micro-switches of n = 2 ports: strict-sense non-blocking (Clos). Unicasts
+  // come and go at random; each new one is routed with every running one kept where it is.
+  std::mt19937 rng(7);
+  for (int ports : {4, 5, 8, 11, 16, 20}) {
+    const Interconnect net(ports, 3);
+    std::vector<Flow> flows;
+    std::vector<FlowRoute> routes;
+    for (int step = 0; step < 400; ++step) {
+      if (!flows.empty() && rng() % 3 == 0) {
+        const size_t gone = rng() % flows.size();
+        flows.erase(flows.begin() + static_cast<long>(gone));
+        routes.erase(routes.begin() + static_cast<long>(gone));
+        continue;
+      }
+      std::vector<bool> in_used(ports), out_used(ports);
+      for (const Flow& f : flows) {
+        in_used[f.inputs[0]] = true;
+        out_used[f.outputs[0]] = true;
+      }
+      std::vector<int> free_in, free_out;
+      for (int p : shuffled(ports, rng)) {
+        if (!in_used[p]) free_in.push_back(p);
+        if (!out_used[p]) free_out.push_back(p);
+      }
+      if (free_in.empty()) continue;
+      flows.push_back(unicast(free_in[0], free_out[0]));
+      ASSERT_NO_THROW(routes = route_flows(net, flows, routes))
+          << net.name() << ", step " << step << ", " << flows.size() << " flows";
+      const Functions fn = check_routing(net, flows, routes);
+      EXPECT_EQ(fn.reduces, 0);
+      EXPECT_EQ(fn.distributes, 0);
+    }
+  }
+}
+
+TEST(FredRouter, TwoMiddlesRoutePermutationsButMayNeedToMoveOthers) {
+  // m = 2: rearrangeably non-blocking. Every permutation routes when routed whole...
+  std::mt19937 rng(11);
+  for (int ports : {4, 7, 8, 16, 20}) {
+    const Interconnect net(ports, 2);
+    for (int trial = 0; trial < 50; ++trial) {
+      const std::vector<int> to = shuffled(ports, rng);
+      std::vector<Flow> flows;
+      for (int p = 0; p < ports; ++p) flows.push_back(unicast(p, to[p]));
+      route_and_check(net, flows);
+    }
+  }
+  // ...but unicasts that come and go, each added with the running ones kept where they are, get
+  // stuck at times where routing the same flows afresh succeeds.
+  const Interconnect net(4, 2);
+  bool stuck = false;
+  std::vector<Flow> flows;
+  std::vector<FlowRoute> routes;
+  for (int step = 0; step < 1000 && !stuck; ++step) {
+    if (flows.size() == 4 || (!flows.empty() && rng() % 2 == 0)) {
+      const size_t gone = rng() % flows.size();
+      flows.erase(flows.begin() + static_cast<long>(gone));
+      routes.erase(routes.begin() + static_cast<long>(gone));
+      continue;
+    }
+    std::vector<bool> in_used(4), out_used(4);
+    for (const Flow& f : flows) in_used[f.inputs[0]] = out_used[f.outputs[0]] = true;
+    int from = 0, to = 0;
+    while (in_used[from]) ++from;
+    for (int p : shuffled(4, rng))
+      if (!out_used[p]) to = p;
+    flows.push_back(unicast(from, to));
+    try {
+      routes = route_flows(net, flows, routes);
+    } catch (const RoutingConflict&) {
+      stuck = true;
+      route_and_check(net, flows);
+    }
+  }
+  EXPECT_TRUE(stuck) << "Fred_2(4) would be strict-sense non-blocking";
+}
+
+TEST(FredRouter, FlowsReduceAndDistributeOncePerExtraPort) {
+  // Wherever a flow goes, k inputs take k - 1 reductions and j outputs j - 1 distributions.
+  std::mt19937 rng(3);
+  int routed = 0, clashed = 0;
+  for (int ports : {5, 8, 12, 20}) {
+    for (int middles : {3, 4}) {
+      const Interconnect net(ports, middles);
+      for (int trial = 0; trial < 40; ++trial) {
+        const std::vector<int> in = shuffled(ports, rng), out = shuffled(ports, rng);
+        std::vector<Flow> flows;
+        long reduces = 0, distributes = 0;
+        for (size_t i = 0, o = 0; i < in.size() && o < out.size();) {
+          const size_t k = 1 + rng() % 3, j = 1 + rng() % 3;
+          Flow f{"f" + std::to_string(flows.size()), {}, {}};
+          for (size_t t = 0; t < k && i < in.size(); ++t) f.inputs.push_back(in[i++]);
+          for (size_t t = 0; t < j && o < out.size(); ++t) f.outputs.push_back(out[o++]);
+          reduces += static_cast<long>(f.inputs.size()) - 1;
+          distributes += static_cast<long>(f.outputs.size()) - 1;
+          flows.push_back(f);
+        }
+        try {
+          const Functions fn = route_and_check(net, flows);
+          EXPECT_EQ(fn.reduces, reduces) << net.name();
+          EXPECT_EQ(fn.distributes, distributes) << net.name();
+          ++routed;
+        } catch (const RoutingConflict& e) {
+          ++clashed;
+          // Multi-port flows can clash; the set named must be one that fails as a whole and
+          // routes without any one of its flows.
+          std::vector<Flow> clash;
+          for (int f : e.flows()) clash.push_back(flows[f]);
+          EXPECT_THROW(route_flows(net, clash), RoutingConflict) << e.what();
+          for (size_t drop = 0; drop < clash.size(); ++drop) {
+            std::vector<Flow> rest = clash;
+            rest.erase(rest.begin() + static_cast<long>(drop));
+            EXPECT_NO_THROW(route_and_check(net, rest)) << e.what();
+          }
+        }
+      }
+    }
+  }
+  // Both outcomes were seen (320 sets).
+  EXPECT_GT(routed, 100);
+  EXPECT_GT(clashed, 0);
+  std::printf("%d flow sets routed, %d clashed\n", routed, clashed);
+}
+
+TEST(FredRouter, InSwitchCollectivesOfThePaper) {
+  // A wafer-wide All-Reduce is one flow: 7 reductions on the way in, 7 distributions out.
+  const Interconnect net(8, 3);
+  const Functions whole = route_and_check(net, {all_reduce("mp8", {0, 1, 2, 3, 4, 5, 6, 7})});
+  EXPECT_EQ(whole.reduces, 7);
+  EXPECT_EQ(whole.distributes, 7);
+  // MP groups of 2 on consecutive ports: each reduced in its own micro-switch, even with m = 2.
+  const Functions pairs =
+      route_and_check(Interconnect(8, 2), {all_reduce("mp0", {0, 1}), all_reduce("mp1", {2, 3}),
+                                           all_reduce("mp2", {4, 5}), all_reduce("mp3", {6, 7})});
+  EXPECT_EQ(pairs.reduces, 4);
+  EXPECT_EQ(pairs.distributes, 4);
+  // The paper's All-Reduce over {3, 4, 5} beside unicasts and a multicast on the other ports.
+  route_and_check(net, {all_reduce("ar345", {3, 4, 5}),
+                        unicast(0, 6),
+                        unicast(6, 0),
+                        {"bcast", {7}, {1, 7}},
+                        {"reduce", {1, 2}, {2}}});
+}
+
+TEST(FredRouter, NamesTheFlowsThatClash) {
+  // On Fred_2(8) three flows clash pairwise in the outer stage: a and b on input micro-switch 0,
+  // a and c on output micro-switch 0, b and c on output micro-switch 1. Two middles cannot hold
+  // them; d, on other micro-switches, is not part of the clash.
+  const std::vector<Flow> flows = {
+      {"a", {0}, {0}}, {"b", {1}, {2}}, {"c", {2}, {1, 3}}, {"d", {7}, {7}}};
+  try {
+    route_flows(Interconnect(8, 2), flows);
+    FAIL() << "routed a clash";
+  } catch (const RoutingConflict& e) {
+    EXPECT_EQ(e.flows(), (std::vector<int>{0, 1, 2}));
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'a', 'b', 'c' cannot all be routed on Fred_2(8)"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("'a' and 'b' share input micro-switch 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("'b' and 'c' share output micro-switch 1"), std::string::npos) << what;
+    EXPECT_EQ(what.find("'d'"), std::string::npos) << what;
+  }
+  // A third middle network separates them.
+  route_and_check(Interconnect(8, 3), flows);
+}
+
+TEST(FredRouter, GivesUpAtItsStepBudget) {
+  std::vector<Flow> flows;
+  for (int p = 0; p < 8; ++p) flows.push_back(unicast(p, (p + 3) % 8));
+  RouteOptions tight;
+  tight.max_steps = 2;
+  try {
+    route_flows(Interconnect(8, 2), flows, {}, tight);
+    FAIL() << "routed within 2 steps";
+  } catch (const RoutingConflict& e) {
+    EXPECT_NE(std::string(e.what()).find("no routing found in 2 colour assignments"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.flows().size(), flows.size());
+  }
+}
+
+TEST(FredRouter, RefusesMalformedFlows) {
+  const Interconnect net(4, 3);
+  auto message = [&](const std::vector<Flow>& flows, const std::vector<FlowRoute>& fixed = {}) {
+    try {
+      route_flows(net, flows, fixed);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({{"x", {4}, {0}}}),
+            "flow 'x': input port 4 does not exist (Fred_3(4) has ports 0 to 3)");
+  EXPECT_EQ(message({{"x", {0}, {}}}), "flow 'x' has no output port");
+  EXPECT_EQ(message({{"x", {1, 1}, {0}}}), "flow 'x' lists input port 1 twice");
+  EXPECT_EQ(message({{"x", {0}, {2}}, {"y", {1}, {2}}}),
+            "flows 'x' and 'y' both take output port 2");
+  EXPECT_EQ(message({{"x", {0}, {2}}}, {FlowRoute{{0, 0}}}),
+            "flow 'x': a fixed route on Fred_3(4) names 1 middles, each 0 to 2");
+}
+
+TEST(FredRouter, CheckFindsFlowsSharingALink) {
+  const Interconnect net(8, 3);
+  const std::vector<Flow> flows = {{"a", {0}, {0}}, {"b", {1}, {2}}};
+  std::vector<FlowRoute> routes = route_flows(net, flows);
+  ASSERT_NE(routes[0].middles[0], routes[1].middles[0]);  // they share input micro-switch 0
+  routes[1].middles[0] = routes[0].middles[0];
+  try {
+    check_routing(net, flows, routes);
+    FAIL() << "accepted two flows on one link";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'a' and 'b' share Fred_3(8): input micro-switch 0 ->"),
+              std::string::npos)
+        << e.what();
+  }
+  routes[1].middles.pop_back();
+  EXPECT_THROW(check_routing(net, flows, routes), std::logic_error);
+}
