@@ -141,3 +141,34 @@ TEST(Fabric, HotspotBlocksAVictimUnlessVirtualChannelsLetItPass) {
   EXPECT_GT(blocked, message);
   EXPECT_GT(victim("flit", 1), message);
 }
+
+// The Fred wafer's tree (configs/fred_a.yaml, fred_c.yaml): the 4 NPUs of leaf 0 each send B bytes
+// to the NPU at the same place in leaf 1 at once, each flow on its own uplink (d-mod-k). On
+// Fred-A an uplink is 375 GB/s: B / 375 cycles; on Fred-C 3 TB/s, as fast as the NPU's link: B /
+// 3,000. Then all 4 send to NPU 4 alone: its downlink and its own link carry all, 4B / 375 on
+// Fred-A and 4B / 3,000 on Fred-C. Latency on top: 4 links of 20 ns and 3 switches of 4 cycles,
+// plus packet overheads. Buffers of 400 flits (200 KB) cover the credit round trip of a 3 TB/s
+// link with 20 ns each way; the configs' 24 KB per VC do not (docs/validation.md, Fred).
+TEST(Fabric, TreeUplinksCarryTheirShare) {
+  const uint64_t bytes = 3 << 20;
+  const auto spread = write_flows(temp_dir("tree_spread"), 20,
+                                  {{0, 4, bytes}, {1, 5, bytes}, {2, 6, bytes}, {3, 7, bytes}});
+  const auto gather = write_flows(temp_dir("tree_gather"), 20,
+                                  {{0, 4, bytes}, {1, 4, bytes}, {2, 4, bytes}, {3, 4, bytes}});
+  for (const char* fidelity : {"packet", "message"}) {
+    const auto run = [&](const char* config, const std::string& prefix) {
+      return wafersim::testing::run_report("--platform " + source(config) + " --workload " +
+                                           prefix + " --fidelity " + fidelity +
+                                           " --set fabric.buffer_flits=400")["makespan_ns"]
+          .get<double>();
+    };
+    const auto expect = [&](double t, double bound, const char* what) {
+      EXPECT_GE(t, bound) << fidelity << ", " << what;
+      EXPECT_LT(t, bound * 1.03 + 250) << fidelity << ", " << what;
+    };
+    expect(run("configs/fred_a.yaml", spread), bytes / 375.0, "Fred-A, spread");
+    expect(run("configs/fred_c.yaml", spread), bytes / 3000.0, "Fred-C, spread");
+    expect(run("configs/fred_a.yaml", gather), 4.0 * bytes / 375, "Fred-A, gather");
+    expect(run("configs/fred_c.yaml", gather), 4.0 * bytes / 3000, "Fred-C, gather");
+  }
+}

@@ -60,6 +60,52 @@ TEST(Topology, SwitchIsTwoHopsAndFullyConnectedOne) {
   EXPECT_EQ(fc.links().size(), 2u * 15 + 2u * 6);
 }
 
+// The Fred wafer's tree: 20 NPUs, 4 per leaf, 2 uplinks per leaf. Within a leaf a route is NPU ->
+// leaf -> NPU; between leaves NPU -> leaf -> spine -> leaf -> NPU on uplink and downlink
+// (destination's place in its leaf) mod 2, and its narrowest link is the uplink.
+TEST(Topology, TreeGoesThroughTheLeafOrUpToTheSpine) {
+  auto s = spec(Shape::Tree, 20);
+  s.leaf_npus = 4;
+  s.uplinks = 2;
+  s.link_bandwidth_gbps = 3000;
+  s.uplink_bandwidth_gbps = 1500;
+  s.uplink_latency_ns = 30;
+  const Topology t = Topology::build(s);
+  EXPECT_EQ(t.npu_count(), 20);
+  EXPECT_EQ(t.nodes().size(), 20u + 5 + 1);
+  EXPECT_EQ(t.links().size(), 2u * 20 + 2u * 5 * 2);
+  for (int a = 0; a < 20; ++a)
+    for (int b = 0; b < 20; ++b) {
+      if (a == b) continue;
+      const auto path = t.path(a, b);
+      const bool same_leaf = a / 4 == b / 4;
+      ASSERT_EQ(path.size(), same_leaf ? 2u : 4u) << a << "->" << b;
+      const auto& up = t.links()[path[0]];
+      EXPECT_EQ(t.nodes()[up.dst].name, "leaf" + std::to_string(a / 4));
+      EXPECT_EQ(t.nodes()[t.links()[path.back()].src].name, "leaf" + std::to_string(b / 4));
+      if (!same_leaf) {
+        const std::string k = ".u" + std::to_string(b % 4 % 2);
+        EXPECT_EQ(t.links()[path[1]].name, "leaf" + std::to_string(a / 4) + "->spine" + k);
+        EXPECT_EQ(t.links()[path[2]].name, "spine->leaf" + std::to_string(b / 4) + k);
+        EXPECT_EQ(t.links()[path[1]].latency_cycles, 30u);
+      }
+      EXPECT_DOUBLE_EQ(t.path_bytes_per_cycle(a, b), same_leaf ? 3000.0 : 1500.0);
+    }
+  // One leaf: no spine.
+  s.leaf_npus = 20;
+  EXPECT_EQ(Topology::build(s).nodes().size(), 21u);
+  // Bad trees.
+  s.leaf_npus = 3;  // 20 NPUs do not split into leaves of 3
+  EXPECT_THROW(Topology::build(s), std::invalid_argument);
+  s.leaf_npus = 4;
+  s.uplinks = 0;
+  EXPECT_THROW(Topology::build(s), std::invalid_argument);
+  s.uplinks = 1;
+  s.uplink_bandwidth_gbps = 0;
+  EXPECT_THROW(Topology::build(s), std::invalid_argument);
+  EXPECT_EQ(shape_from_string("tree"), Shape::Tree);
+}
+
 TEST(Topology, InjectionDefaultsToTheSumOfTheRoutersLinks) {
   Topology t = Topology::build(spec(Shape::Mesh, 0, 3, 3));
   // The centre router has 4 links of 100 GB/s: its NPU injects at 400 GB/s (100 B/cycle at 1 GHz

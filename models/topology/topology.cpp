@@ -19,6 +19,8 @@ const char* to_string(Shape shape) {
       return "switch";
     case Shape::Dimensions:
       return "dimensions";
+    case Shape::Tree:
+      return "tree";
   }
   return "?";
 }
@@ -29,8 +31,10 @@ Shape shape_from_string(const std::string& text) {
   if (text == "fully_connected" || text == "FullyConnected") return Shape::FullyConnected;
   if (text == "switch" || text == "Switch") return Shape::Switch;
   if (text == "dimensions") return Shape::Dimensions;
-  throw std::invalid_argument("unknown topology '" + text +
-                              "' (expected mesh, ring, fully_connected, switch or dimensions)");
+  if (text == "tree") return Shape::Tree;
+  throw std::invalid_argument(
+      "unknown topology '" + text +
+      "' (expected mesh, ring, fully_connected, switch, dimensions or tree)");
 }
 
 int Topology::add_node(NodeKind kind, std::string name, int rank, int x, int y) {
@@ -137,12 +141,14 @@ Topology Topology::build(const NetworkSpec& spec) {
       throw std::invalid_argument("link_latency_ns must not be negative");
     // A ring, fully-connected or switch network is one dimension.
     t.spec_.dims.clear();
-    if (spec.shape != Shape::Mesh)
+    if (spec.shape != Shape::Mesh && spec.shape != Shape::Tree)
       t.spec_.dims.push_back(
           {spec.shape, spec.npus, spec.link_bandwidth_gbps, spec.link_latency_ns, 1});
   }
   if (spec.shape == Shape::Mesh) {
     t.build_mesh();
+  } else if (spec.shape == Shape::Tree) {
+    t.build_tree();
   } else {
     double npus = 1;
     for (size_t d = 0; d < t.spec_.dims.size(); ++d) {
@@ -256,6 +262,51 @@ void Topology::build_dimensions() {
   if (!direct) attach_npus_to_routers(routers);
 }
 
+// NPUs first (ids 0..N-1), then the leaf switches, then the spine (when there are two leaves or
+// more). An NPU's port is its link to its leaf, as on a network of one switch.
+void Topology::build_tree() {
+  const NetworkSpec& spec = spec_;
+  if (spec.npus < 2)
+    throw std::invalid_argument("npus: a tree needs at least 2 NPUs, got " +
+                                std::to_string(spec.npus));
+  if (spec.leaf_npus < 1)
+    throw std::invalid_argument("leaf_npus: missing (a tree needs the NPUs under each leaf)");
+  if (spec.npus % spec.leaf_npus != 0)
+    throw std::invalid_argument("leaf_npus: must divide npus (" + std::to_string(spec.npus) +
+                                ") into whole leaves, got " + std::to_string(spec.leaf_npus));
+  const int leaves = spec.npus / spec.leaf_npus;
+  if (leaves > 1 && !(spec.uplink_bandwidth_gbps > 0))
+    throw std::invalid_argument("uplink_bandwidth_gbps: missing (a tree of " +
+                                std::to_string(leaves) + " leaves needs its uplinks' GB/s)");
+  if (spec.uplinks < 1)
+    throw std::invalid_argument("uplinks must be at least 1, got " + std::to_string(spec.uplinks));
+  const double uplink_latency =
+      spec.uplink_latency_ns < 0 ? spec.link_latency_ns : spec.uplink_latency_ns;
+  router_of_rank_.assign(spec.npus, -1);
+  for (int r = 0; r < spec.npus; ++r)
+    npu_nodes_.push_back(add_node(NodeKind::Npu, "npu" + std::to_string(r), r));
+  std::vector<int> leaf(leaves);
+  for (int i = 0; i < leaves; ++i) {
+    leaf[i] = add_node(NodeKind::Switch, "leaf" + std::to_string(i), -1, i);
+    nodes_[leaf[i]].first_rank = i * spec.leaf_npus;
+  }
+  for (int r = 0; r < spec.npus; ++r) {
+    router_of_rank_[r] = leaf[r / spec.leaf_npus];
+    add_duplex(npu_nodes_[r], router_of_rank_[r], spec.link_bandwidth_gbps, spec.link_latency_ns,
+               false);
+  }
+  if (leaves == 1) return;
+  // A leaf's outputs: its NPUs in order, then its uplinks; the spine's: each leaf's downlinks in
+  // turn (rule_port counts on this order).
+  spine_ = add_node(NodeKind::Switch, "spine");
+  for (int l : leaf)
+    for (int k = 0; k < spec.uplinks; ++k)
+      for (auto [from, to] : {std::pair{l, spine_}, std::pair{spine_, l}}) {
+        const int id = add_link(from, to, spec.uplink_bandwidth_gbps, uplink_latency, false);
+        if (spec.uplinks > 1) links_[id].name += ".u" + std::to_string(k);
+      }
+}
+
 std::vector<int> Topology::extents(const std::vector<int>& ranks) const {
   std::vector<int> out(spec_.dims.size(), 0);
   for (size_t d = 0; d < spec_.dims.size(); ++d) {
@@ -298,7 +349,7 @@ void Topology::index_neighbours() {
     std::sort(list.begin(), list.end(),
               [](const Neighbour& a, const Neighbour& b) { return a.node < b.node; });
   }
-  if (spec_.shape != Shape::Mesh) tabulate_routes();
+  if (!spec_.dims.empty()) tabulate_routes();
   // A check of the rules, in time linear in NPUs x hops: every NPU reaches its successor and its
   // mirror image (path() throws on a hop without a route or a loop).
   const int npus = npu_count();
@@ -418,6 +469,13 @@ int Topology::rule_port(int node, int dst_rank, int in_dim) const {
     else
       y += target.y > y ? 1 : -1;
     return port_to(node, npu_count() + y * spec_.mesh_x + x);
+  }
+  if (spec_.shape == Shape::Tree) {
+    if (n.kind == NodeKind::Npu) return n.rank == dst_rank ? -1 : 0;
+    const int place = dst_rank % spec_.leaf_npus, k = place % spec_.uplinks;
+    if (node == spine_) return nodes_[router_of_rank_[dst_rank]].x * spec_.uplinks + k;
+    if (node == router_of_rank_[dst_rank]) return place;  // down to the NPU
+    return spec_.leaf_npus + k;                           // up
   }
   const int npus = npu_count();
   switch (n.kind) {

@@ -12,7 +12,9 @@ namespace wafersim::topology {
 
 // Mesh: a 2-D mesh of routers, one NPU each. Ring / FullyConnected / Switch: a network of one
 // dimension. Dimensions: a list of Ring, FullyConnected and Switch dimensions (NetworkSpec::dims).
-enum class Shape { Mesh, Ring, FullyConnected, Switch, Dimensions };
+// Tree: a two-level switch tree, NPUs under leaf switches under one spine switch (the Fred wafer's
+// almost-fat tree, PAPERS.md section 1).
+enum class Shape { Mesh, Ring, FullyConnected, Switch, Dimensions, Tree };
 
 const char* to_string(Shape shape);
 Shape shape_from_string(const std::string& text);  // throws std::invalid_argument
@@ -50,6 +52,15 @@ struct NetworkSpec {
   // dimension is a switch has no per-NPU router: the NPU's port is a network link.
   double injection_bandwidth_gbps = 0;
   double injection_latency_ns = 0;
+  // Tree: `npus` NPUs, `leaf_npus` under each leaf switch (NPU r under leaf r / leaf_npus), each
+  // NPU joined to its leaf by a link of link_bandwidth_gbps, each leaf to the spine by `uplinks`
+  // parallel links of uplink_bandwidth_gbps and uplink_latency_ns (< 0: link_latency_ns). A route
+  // between leaves takes uplink (and downlink) k = (its destination's place in its leaf) mod
+  // uplinks, as a fat tree's d-mod-k routing does.
+  int leaf_npus = 0;
+  int uplinks = 1;
+  double uplink_bandwidth_gbps = 0;
+  double uplink_latency_ns = -1;
 };
 
 // Endpoints are not ranks: NPUs are one kind of node among others. Routers sit beside NPUs (one
@@ -155,6 +166,7 @@ class Topology {
   void attach_npus_to_routers(const std::vector<int>& routers);
   void build_mesh();
   void build_dimensions();
+  void build_tree();
   // The switch of dimension d's block that holds NPU `rank`.
   int switch_of(int d, int rank) const {
     return switches_[d][rank % stride_[d] + rank / (stride_[d] * spec_.dims[d].npus) * stride_[d]];
@@ -170,6 +182,7 @@ class Topology {
   std::vector<int> stride_;                 // per dimension
   std::vector<std::vector<int>> switches_;  // per dimension, its switch per block (or none)
   std::vector<int> eject_port_;  // per router, its output to its NPU in dimension 0 (then 1, ...)
+  int spine_ = -1;               // a tree's spine switch
   std::vector<std::vector<int>> out_, in_;
   // Per node, its out-neighbours by node id, each with the output that leads there.
   struct Neighbour {

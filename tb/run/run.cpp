@@ -53,6 +53,7 @@ void check_time_limits(const chakra::Workload& workload, const PlatformSpec& spe
   for (const auto& dim : n.dims) slowest_gbps = std::min(slowest_gbps, dim.link_bandwidth_gbps);
   if (n.injection_bandwidth_gbps > 0)
     slowest_gbps = std::min(slowest_gbps, n.injection_bandwidth_gbps);
+  if (n.uplink_bandwidth_gbps > 0) slowest_gbps = std::min(slowest_gbps, n.uplink_bandwidth_gbps);
   for (const auto& trace : workload.ranks)
     for (const auto& node : trace.nodes) {
       if (node.is_cpu_op) continue;
