@@ -229,8 +229,12 @@ TEST(Symbolic, EveryBuiltInPlanComputesItsCollective) {
   const Collective kinds[] = {Collective::AllReduce, Collective::ReduceScatter,
                               Collective::AllGather, Collective::AllToAll,
                               Collective::Broadcast, Collective::Reduce};
-  const Algorithm algorithms[] = {Algorithm::Ring, Algorithm::Direct, Algorithm::HalvingDoubling,
-                                  Algorithm::DoubleBinaryTree, Algorithm::Pairwise};
+  const Algorithm algorithms[] = {Algorithm::Ring,
+                                  Algorithm::Direct,
+                                  Algorithm::HalvingDoubling,
+                                  Algorithm::DoubleBinaryTree,
+                                  Algorithm::Pairwise,
+                                  Algorithm::InSwitch};
   int checked = 0;
   for (Collective c : kinds)
     for (Algorithm a : algorithms)
@@ -315,4 +319,84 @@ TEST(Symbolic, BrokenPlansAreNamed) {
   EXPECT_NE(check_plan(orphan, Collective::AllReduce).find("never runs: the plan deadlocks"),
             std::string::npos)
       << check_plan(orphan, Collective::AllReduce);
+}
+
+// In-network flows (Algorithm::InSwitch): the shape PAPERS.md section 1 gives each collective,
+// and the data each rank sends and receives: D per rank for an all-reduce, where a ring sends
+// 2(n - 1)/n x D.
+TEST(InSwitch, EachCollectiveIsItsFlows) {
+  const int n = 5;
+  const Plan ar = plan(Collective::AllReduce, Algorithm::InSwitch, n, 5000, 2);
+  ASSERT_EQ(ar.flows.size(), 2u);  // one per chunk
+  for (const FlowSpec& f : ar.flows) {
+    EXPECT_EQ(f.inputs, (std::vector<int>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(f.outputs, f.inputs);
+  }
+  for (int r = 0; r < n; ++r) {
+    uint64_t bytes = 0;
+    for (const Op& op : ar.ranks[r].ops)
+      if (op.kind == OpKind::Flow) bytes += op.bytes;
+    EXPECT_EQ(bytes, 5000u) << "rank " << r;
+  }
+  // Reduce-scatter: n serial reduce flows per chunk, flow j ending at rank j; all-gather: n
+  // serial multicasts, rank j's block to the others.
+  const Plan rs = plan(Collective::ReduceScatter, Algorithm::InSwitch, n, 5000);
+  const Plan ag = plan(Collective::AllGather, Algorithm::InSwitch, n, 1000);
+  ASSERT_EQ(rs.flows.size(), 5u);
+  ASSERT_EQ(ag.flows.size(), 5u);
+  for (int j = 0; j < n; ++j) {
+    EXPECT_EQ(rs.flows[j].outputs, std::vector<int>{j});
+    EXPECT_EQ(rs.flows[j].inputs.size(), 5u);
+    EXPECT_EQ(ag.flows[j].inputs, std::vector<int>{j});
+    EXPECT_EQ(ag.flows[j].outputs.size(), 4u);
+    EXPECT_FALSE(ag.flows[j].has_output(j));
+  }
+  for (int r = 0; r < n; ++r)  // flow j + 1 waits for flow j
+    for (uint32_t k = 1; k < 5; ++k) {
+      ASSERT_EQ(rs.ranks[r].ops[k].kind, OpKind::Flow);
+      EXPECT_EQ(rs.ranks[r].deps(k).size(), 1u);
+      EXPECT_EQ(rs.ranks[r].deps(k)[0], k - 1);
+    }
+  const Plan bc = plan(Collective::Broadcast, Algorithm::InSwitch, n, 100, 1, 1, 3);
+  EXPECT_EQ(bc.flows[0].inputs, std::vector<int>{3});
+  EXPECT_EQ(bc.flows[0].outputs, (std::vector<int>{0, 1, 2, 4}));
+  const Plan rd = plan(Collective::Reduce, Algorithm::InSwitch, n, 100, 1, 1, 3);
+  EXPECT_EQ(rd.flows[0].outputs, std::vector<int>{3});
+  EXPECT_THROW(plan(Collective::AllToAll, Algorithm::InSwitch, n, 5000), std::invalid_argument);
+  EXPECT_EQ(algorithm_from_string("in_switch"), Algorithm::InSwitch);
+}
+
+TEST(InSwitch, ValidationAndTheSymbolicExecutorCatchBrokenFlows) {
+  const Plan good = plan(Collective::AllReduce, Algorithm::InSwitch, 4, 4096);
+  EXPECT_EQ(check_plan(good, Collective::AllReduce), "");
+  auto refused = [](Plan p) {
+    try {
+      p.validate();
+    } catch (const std::logic_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  Plan no_member = good;  // rank 3 gives and takes nothing, but has an op in the flow
+  no_member.flows[0].inputs.pop_back();
+  no_member.flows[0].outputs.pop_back();
+  EXPECT_EQ(refused(no_member),
+            "rank 3 op 0 takes part in flow 0, which neither takes from nor gives to it");
+  Plan missing = good;  // rank 2 is a member without an op
+  missing.ranks[2].ops[0].kind = OpKind::Nop;
+  EXPECT_EQ(refused(missing), "rank 2 has no op in flow 0, of which it is a member");
+  Plan sizes = good;
+  sizes.ranks[1].ops[0].bytes = 1;
+  EXPECT_EQ(refused(sizes), "rank 1 op 0 moves 1 bytes in flow 0, another member 4096");
+  Plan empty = good;
+  empty.flows[0].outputs.clear();
+  for (auto& rp : empty.ranks) rp.ops[0].kind = OpKind::Nop;
+  EXPECT_EQ(refused(empty), "flow 0 needs at least one input and one output");
+  // Rank 1 gives but no longer takes: it ends with its own part, not the sum.
+  Plan short_output = good;
+  auto& outs = short_output.flows[0].outputs;
+  outs.erase(std::find(outs.begin(), outs.end(), 1));
+  const std::string problem = check_plan(short_output, Collective::AllReduce);
+  EXPECT_NE(problem.find("rank 1 ends with the sum of 1 ranks' parts"), std::string::npos)
+      << problem;
 }

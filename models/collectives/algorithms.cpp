@@ -47,6 +47,8 @@ const char* to_string(Algorithm a) {
       return "double_binary_tree";
     case Algorithm::Pairwise:
       return "pairwise";
+    case Algorithm::InSwitch:
+      return "in_switch";
   }
   return "?";
 }
@@ -59,9 +61,10 @@ Algorithm algorithm_from_string(const std::string& text) {
   if (text == "double_binary_tree" || text == "doubleBinaryTree")
     return Algorithm::DoubleBinaryTree;
   if (text == "pairwise") return Algorithm::Pairwise;
+  if (text == "in_switch") return Algorithm::InSwitch;
   throw std::invalid_argument(
       "unknown collective algorithm '" + text +
-      "' (expected ring, direct, halving_doubling, double_binary_tree or pairwise)");
+      "' (expected ring, direct, halving_doubling, double_binary_tree, pairwise or in_switch)");
 }
 
 namespace {
@@ -134,6 +137,18 @@ class ChunkWriter {
   uint32_t copy_own(int rank, Blocks b, std::vector<uint32_t> deps = {}) {
     return add(rank, {OpKind::Copy, -1, bytes(b), 0}, std::move(deps),
                data(b, Buffer::Input, Buffer::Output, false));
+  }
+  // A new in-network flow of this chunk; its members' ops come from flow().
+  int new_flow(FlowSpec spec) {
+    if (group_) throw std::logic_error("in-network flows are not built over groups");
+    plan_.flows.push_back(std::move(spec));
+    return static_cast<int>(plan_.flows.size() - 1);
+  }
+  // Rank `rank`'s part in flow `f`, on blocks `b` of the work buffer: what it gives (an input)
+  // and where the sum lands (an output).
+  uint32_t flow(int rank, int f, Blocks b, uint32_t step, std::vector<uint32_t> deps = {}) {
+    return add(rank, {OpKind::Flow, f, bytes(b), tag_base_ + step}, std::move(deps),
+               data(b, work_, work_, false));
   }
   // An op that only waits for `deps` (several receives that combine into one block).
   uint32_t join(int rank, std::vector<uint32_t> deps) {
@@ -387,8 +402,58 @@ void ring_relay_all_to_all(ChunkWriter& w, int n) {
 // ---- one chunk of each collective
 // ----------------------------------------------------------------
 
+// ---- in-network flows (a Fred fabric's switches reduce and multicast)
+// ----------------------------
+
+void in_switch_chunk(const CollectiveRequest& q, ChunkWriter& w) {
+  const int n = q.ranks;
+  std::vector<int> everyone(n);
+  for (int i = 0; i < n; ++i) everyone[i] = i;
+  auto all_but = [&](int j) {
+    std::vector<int> others;
+    for (int i = 0; i < n; ++i)
+      if (i != j) others.push_back(i);
+    return others;
+  };
+  // Flows one after another, each rank's op waiting for its op in the flow before.
+  auto serial = [&](auto spec_of) {
+    std::vector<int64_t> prev(n, -1);
+    for (int j = 0; j < n; ++j) {
+      const int f = w.new_flow(spec_of(j));
+      for (int i = 0; i < n; ++i)
+        prev[i] = w.flow(i, f, block(j, n), static_cast<uint32_t>(j), after(prev[i]));
+    }
+  };
+  switch (q.collective) {
+    case Collective::AllReduce: {
+      const int f = w.new_flow({everyone, everyone});
+      for (int i = 0; i < n; ++i) w.flow(i, f, {0, n}, 0);
+      return;
+    }
+    case Collective::ReduceScatter:
+      serial([&](int j) { return FlowSpec{everyone, {j}}; });
+      return;
+    case Collective::AllGather:
+      serial([&](int j) { return FlowSpec{{j}, all_but(j)}; });
+      return;
+    case Collective::Broadcast:
+    case Collective::Reduce: {
+      const bool reduce = q.collective == Collective::Reduce;
+      const int f =
+          w.new_flow(reduce ? FlowSpec{everyone, {q.root}} : FlowSpec{{q.root}, all_but(q.root)});
+      for (int i = 0; i < n; ++i) w.flow(i, f, {0, 1}, 0);
+      return;
+    }
+    default:
+      throw std::invalid_argument(std::string("in_switch does not implement ") +
+                                  to_string(q.collective) +
+                                  " (an all-to-all is unicasts: direct or pairwise)");
+  }
+}
+
 void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
   const int n = q.ranks;
+  if (q.algorithm == Algorithm::InSwitch) return in_switch_chunk(q, w);
   auto unsupported = [&]() {
     return std::invalid_argument(std::string(to_string(q.algorithm)) + " does not implement " +
                                  to_string(q.collective));
@@ -413,6 +478,7 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
           return;
         }
         case Algorithm::Pairwise:
+        case Algorithm::InSwitch:  // built by in_switch_chunk
           break;
       }
       break;

@@ -13,16 +13,19 @@ namespace wafersim::collectives {
 enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, Reduce, Custom };
 // Ring all-to-all is ASTRA-sim's: blocks relayed around the ring, one hop per message; Pairwise
 // (all-to-all only) sends each block straight to its destination, one peer at a time at growing
-// distance.
-enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree, Pairwise };
+// distance. InSwitch: in-network flows (Plan::flows) that a Fred fabric's switches reduce and
+// multicast: an all-reduce is one flow per chunk, a reduce-scatter n serial reduce flows (flow j:
+// everyone's block j to rank j), an all-gather n serial multicast flows (rank j's block to the
+// others), a broadcast and a reduce one flow each (PAPERS.md section 1); no all-to-all.
+enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree, Pairwise, InSwitch };
 
 const char* to_string(Collective c);
 // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce; std::invalid_argument.
 Collective collective_from_string(const std::string& text);
 const char* to_string(Algorithm a);
-// Accepts wafersim names (ring, direct, halving_doubling, double_binary_tree, pairwise) and
-// ASTRA-sim's
-// (ring, direct, halvingDoubling, doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling).
+// Accepts wafersim names (ring, direct, halving_doubling, double_binary_tree, pairwise, in_switch)
+// and ASTRA-sim's (ring, direct, halvingDoubling, doubleBinaryTree, oneRing, oneDirect,
+// oneHalvingDoubling).
 Algorithm algorithm_from_string(const std::string& text);  // throws std::invalid_argument
 
 struct CollectiveRequest {

@@ -152,6 +152,17 @@ void DataPlane::add(Values& into, const Values& part) const {
 
 void DataPlane::issued(int p, uint32_t k) {
   const Op& op = layout_.plan().of(p).ops[k];
+  if (op.kind == OpKind::Flow) {  // an input gives its blocks to the flow's sum
+    if (!layout_.plan().flows[op.peer].has_input(p)) return;
+    if (flow_sums_.empty()) flow_sums_.resize(layout_.plan().flows.size());
+    FlowSum& f = flow_sums_[op.peer];
+    Values part = read(p, k, Side::Source);
+    if (f.inputs++ == 0)
+      f.sum = std::move(part);
+    else
+      add(f.sum, part);
+    return;
+  }
   if (op.kind != OpKind::Send) return;
   messages_[{p, layout_.plan().peer_of(p, op), op.tag}].push_back(read(p, k, Side::Source));
 }
@@ -171,6 +182,15 @@ void DataPlane::finished(int p, uint32_t k) {
         payload = std::move(local);
       }
       write(p, k, std::move(payload));
+      return;
+    }
+    case OpKind::Flow: {  // an output takes the sum, once every input has given
+      const FlowSpec& spec = layout_.plan().flows[op.peer];
+      if (!spec.has_output(p)) return;
+      if (flow_sums_.empty() || flow_sums_[op.peer].inputs < spec.inputs.size())
+        throw std::logic_error(layout_.where(p, k) + " took flow " + std::to_string(op.peer) +
+                               "'s result before all its inputs gave");
+      write(p, k, Values(flow_sums_[op.peer].sum));
       return;
     }
     case OpKind::Copy:

@@ -69,6 +69,12 @@ class DataPlane {
   std::map<std::tuple<int, int, uint32_t>, std::deque<Values>> messages_;  // (from, to, tag)
   std::unordered_map<uint64_t, Values> relays_;                            // (position, op)
   std::unordered_map<uint64_t, Values> sums_;                              // reference sums
+  // Per in-network flow, the sum of what its inputs gave, and how many gave.
+  struct FlowSum {
+    Values sum;
+    size_t inputs = 0;
+  };
+  std::vector<FlowSum> flow_sums_;
   std::vector<uint32_t> index_;
 };
 

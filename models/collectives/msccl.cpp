@@ -555,6 +555,10 @@ Algorithm from_plan(const Plan& plan, Collective collective, const std::string& 
         case OpKind::Copy:
           main.type = "cpy";
           break;
+        case OpKind::Flow:
+          throw std::invalid_argument("position " + std::to_string(p) + " op " + std::to_string(k) +
+                                      " is an in-network flow (in_switch): MSCCL has no step for "
+                                      "a reduction or multicast in the network");
         case OpKind::Reduce:
           if (d.count == 0)
             throw std::invalid_argument("position " + std::to_string(p) + " op " +

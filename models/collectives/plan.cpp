@@ -22,8 +22,18 @@ const char* to_string(OpKind kind) {
       return "compute";
     case OpKind::Nop:
       return "nop";
+    case OpKind::Flow:
+      return "flow";
   }
   return "?";
+}
+
+bool FlowSpec::has_input(int p) const {
+  return std::find(inputs.begin(), inputs.end(), p) != inputs.end();
+}
+
+bool FlowSpec::has_output(int p) const {
+  return std::find(outputs.begin(), outputs.end(), p) != outputs.end();
 }
 
 const char* to_string(Buffer buffer) {
@@ -244,6 +254,56 @@ void Plan::finish() {
   }
 }
 
+void Plan::validate_flows() const {
+  if (flows.empty()) return;
+  if (held_once()) throw std::logic_error("a plan with flows must hold every position's ops");
+  const std::string flow = "flow ";
+  std::vector<std::vector<int>> ops_of(flows.size());  // per flow, the positions with an op on it
+  std::vector<uint64_t> bytes(flows.size(), 0);
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r)
+    for (size_t i = 0; i < ranks[r].ops.size(); ++i) {
+      const Op& op = ranks[r].ops[i];
+      if (op.kind != OpKind::Flow) continue;
+      const std::string where = "rank " + std::to_string(r) + " op " + std::to_string(i);
+      if (op.peer < 0 || op.peer >= static_cast<int>(flows.size()))
+        throw std::logic_error(where + " names flow " + std::to_string(op.peer) + " of " +
+                               std::to_string(flows.size()));
+      const FlowSpec& f = flows[op.peer];
+      if (!f.has_input(r) && !f.has_output(r))
+        throw std::logic_error(where + " takes part in " + flow + std::to_string(op.peer) +
+                               ", which neither takes from nor gives to it");
+      if (!ops_of[op.peer].empty() && bytes[op.peer] != op.bytes)
+        throw std::logic_error(where + " moves " + std::to_string(op.bytes) + " bytes in " + flow +
+                               std::to_string(op.peer) + ", another member " +
+                               std::to_string(bytes[op.peer]));
+      bytes[op.peer] = op.bytes;
+      ops_of[op.peer].push_back(r);
+    }
+  const int n = size();
+  for (size_t f = 0; f < flows.size(); ++f) {
+    const std::string name = flow + std::to_string(f);
+    if (flows[f].inputs.empty() || flows[f].outputs.empty())
+      throw std::logic_error(name + " needs at least one input and one output");
+    std::vector<int> members = flows[f].inputs;
+    members.insert(members.end(), flows[f].outputs.begin(), flows[f].outputs.end());
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    for (int p : members)
+      if (p < 0 || p >= n)
+        throw std::logic_error(name + " names position " + std::to_string(p) + " of " +
+                               std::to_string(n));
+    std::vector<int>& have = ops_of[f];
+    std::sort(have.begin(), have.end());
+    for (size_t k = 0; k < have.size(); ++k)
+      if (k > 0 && have[k] == have[k - 1])
+        throw std::logic_error("rank " + std::to_string(have[k]) + " has two ops in " + name);
+    for (int p : members)
+      if (!std::binary_search(have.begin(), have.end(), p))
+        throw std::logic_error("rank " + std::to_string(p) + " has no op in " + name +
+                               ", of which it is a member");
+  }
+}
+
 void Plan::validate() const {
   // Every Send must pair with exactly one Recv of the same (sender, receiver, tag) and size: sort
   // both sides and walk them together (sorted vectors: plans of 1,000 ranks hold millions of ops).
@@ -289,6 +349,7 @@ void Plan::validate() const {
       }
     }
   }
+  validate_flows();
   std::sort(sends.begin(), sends.end());
   std::sort(recvs.begin(), recvs.end());
   for (size_t k = 0; k < std::max(sends.size(), recvs.size()); ++k) {

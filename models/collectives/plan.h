@@ -12,8 +12,9 @@ namespace wafersim::collectives {
 // Send / Recv: a message to / from a peer; Reduce: the local engine combining data; Copy: a local
 // copy between buffers (timed by the NPU's memory); Compute: local work of a fixed duration (a COMP
 // node of an imported Chakra collective graph; `Op::bytes` holds picoseconds); Nop: only joins
-// dependencies.
-enum class OpKind { Send, Recv, Reduce, Copy, Compute, Nop };
+// dependencies; Flow: a rank's part in an in-network flow (Plan::flows), which the network reduces
+// and multicasts (a Fred fabric's switches).
+enum class OpKind { Send, Recv, Reduce, Copy, Compute, Nop, Flow };
 
 const char* to_string(OpKind kind);
 
@@ -67,7 +68,7 @@ struct DataRef {
 
 struct Op {
   OpKind kind = OpKind::Nop;
-  int peer = -1;       // Send: destination, Recv: source; a position in the communicator
+  int peer = -1;  // Send: destination, Recv: source; a position in the communicator; Flow: the flow
   uint64_t bytes = 0;  // Send / Recv: message size; Reduce: bytes combined; Compute: picoseconds
   uint32_t tag = 0;    // a Send and its Recv carry the same (sender, receiver, tag)
   // Where this op's dependencies sit in RankPlan::dep_list (kept flat: plans of 1,000 ranks hold
@@ -143,6 +144,19 @@ struct RankPlan {
   static constexpr uint32_t kMaxDeps = 32767;
 };
 
+// An in-network flow (PAPERS.md section 1): the data of its `inputs` (positions) is reduced on the
+// way through the network and the sum reaches every one of its `outputs`. Each member (input,
+// output or both) has one Flow op naming the flow (Op::peer) and its bytes (the same for all): an
+// input's DataRef source side names the blocks it contributes, an output's destination side the
+// blocks the sum replaces. An all-reduce is one flow with inputs = outputs = everyone; a reduce
+// has one output, a broadcast or multicast one input.
+struct FlowSpec {
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  bool has_input(int p) const;
+  bool has_output(int p) const;
+};
+
 // Part j of `total` cut into `n` near-equal parts (the first total mod n one larger): the parts add
 // up to total exactly. Every producer of plans sizes blocks and chunks this way.
 inline uint64_t share(uint64_t total, uint64_t n, uint64_t j) {
@@ -213,6 +227,9 @@ struct Plan {
   // Or: position 0's plan alone, moved along the dimensions (Symmetry). A rotational plan is the
   // one-dimension case, kept apart because its block ranges wrap round the buffer.
   Symmetry symmetry;
+  // In-network flows, named by Flow ops (none in plans of endpoint algorithms). A plan with flows
+  // holds every position's ops.
+  std::vector<FlowSpec> flows;
   // Where op `op` of position `p` came from, for messages about imported plans ("gpu 2 tb 1 step
   // 3 (line 40)"); empty for built-in plans, whose ops are named by rank, index and tag.
   std::function<std::string(int p, uint32_t op)> origin;
@@ -263,12 +280,14 @@ struct Plan {
   // Validates the plan, then fills every RankPlan's children.
   void finish();
   // Checks the plan is executable: deps point backwards inside the rank, every Send has exactly one
-  // Recv with the same (sender, receiver, tag) and size. Throws std::logic_error describing the
+  // Recv with the same (sender, receiver, tag) and size, every flow has inputs and outputs and one
+  // Flow op of one size at each member and none elsewhere. Throws std::logic_error describing the
   // first problem.
   void validate() const;
 
  private:
   uint64_t moved_bytes(int p, uint32_t k) const;
+  void validate_flows() const;
 };
 
 }  // namespace wafersim::collectives

@@ -154,7 +154,55 @@ class Executor {
     return write(r, k, std::move(values));
   }
 
+  // An in-network flow: each input adds its blocks to the flow's sum and is done (its data has
+  // left); each output waits until every input has given, then holds the sum.
+  struct FlowState {
+    std::vector<Value> sum;
+    size_t inputs = 0;                              // inputs that have given
+    std::vector<std::pair<int, uint32_t>> waiting;  // outputs' ops
+  };
+
+  template <typename Finish>
+  std::string flow(int r, uint32_t k, Finish& finish) {
+    const Op& op = plan_.of(r).ops[k];
+    const FlowSpec& spec = plan_.flows[op.peer];
+    FlowState& state = flows_[op.peer];
+    if (spec.has_input(r)) {
+      std::vector<Value> part;
+      std::string problem = read(r, k, Side::Source, part);
+      if (!problem.empty()) return problem;
+      if (state.inputs == 0) {
+        state.sum = std::move(part);
+      } else {
+        if (part.size() != state.sum.size())
+          return where(r, k) + " gives " + std::to_string(part.size()) + " blocks to flow " +
+                 std::to_string(op.peer) + ", whose other inputs give " +
+                 std::to_string(state.sum.size());
+        problem = combine(r, k, state.sum, part);
+        if (!problem.empty()) return problem;
+      }
+      ++state.inputs;
+    }
+    if (spec.has_output(r))
+      state.waiting.push_back({r, k});
+    else
+      finish(r, k);
+    if (state.inputs < spec.inputs.size()) return "";
+    for (auto [o, ok] : state.waiting) {
+      if (plan_.of(o).data[ok].count != state.sum.size())
+        return where(o, ok) + " takes " + std::to_string(plan_.of(o).data[ok].count) +
+               " blocks from flow " + std::to_string(op.peer) + ", which carries " +
+               std::to_string(state.sum.size());
+      std::string problem = write(o, ok, std::vector<Value>(state.sum));
+      if (!problem.empty()) return problem;
+      finish(o, ok);
+    }
+    state.waiting.clear();
+    return "";
+  }
+
   std::string execute() {
+    flows_.assign(plan_.flows.size(), {});
     std::vector<std::vector<uint32_t>> waiting(n_);  // unfinished dependencies per op
     std::deque<std::pair<int, uint32_t>> ready;
     size_t left = 0;
@@ -208,6 +256,8 @@ class Executor {
           p->second.erase(p->second.begin());
           problem = take(ch, to, receive);
         }
+      } else if (op.kind == OpKind::Flow) {
+        problem = flow(r, k, finish);
       } else if (op.kind == OpKind::Recv) {
         const Channel ch = channel(plan_.peer_of(r, op), r, op.tag);
         auto m = messages.find(ch);
@@ -259,6 +309,7 @@ class Executor {
   const int n_;
   std::vector<Value> values_;
   std::unordered_map<uint64_t, std::vector<Value>> relays_;
+  std::vector<FlowState> flows_;
   std::vector<uint32_t> index_;
   uint64_t everyone_ = 0;
 };

@@ -306,6 +306,10 @@ void write_chakra_collective(const collectives::Plan& plan, collectives::Collect
         case OpKind::Nop:
           node.kind = NodeKind::Compute;
           break;
+        case OpKind::Flow:
+          throw std::invalid_argument("position " + std::to_string(p) + " op " + std::to_string(k) +
+                                      " is an in-network flow (in_switch): a Chakra collective "
+                                      "graph has no node for a reduction in the network");
       }
       if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
         node.comm_size = plan.bytes_of(p, k);

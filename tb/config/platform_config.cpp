@@ -329,6 +329,10 @@ Implementation implementation_from_string(const std::string& text) {
     }
   impl.named = true;
   for (const std::string& name : per_dimension(text)) {
+    if (name == "in_switch")
+      throw std::invalid_argument(
+          "in_switch: in-network flows need switches that reduce and multicast (the Fred "
+          "switch), which the fabric does not model yet (docs/collectives.md, In-network flows)");
     try {
       impl.per_dim.push_back(collectives::algorithm_from_string(name));
     } catch (const std::invalid_argument&) {

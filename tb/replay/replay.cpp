@@ -438,6 +438,8 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
       c->ext.roofline = false;
       c->ext.duration = sc_core::sc_time::from_value(bytes);
       break;
+    case collectives::OpKind::Flow:  // refused with the platform (tb/config)
+      throw std::logic_error("in-network flows cannot be replayed on this fabric");
     default:
       c->ext.kind = hw::CommandKind::Reduce;
       break;
