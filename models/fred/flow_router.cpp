@@ -48,7 +48,9 @@ class Search {
       : max_steps_(max_steps), routes_(routes), fixed_(fixed) {}
 
   bool route(const Interconnect& net, const std::vector<SubFlow>& flows, size_t level) {
-    if (net.is_base()) return true;  // flows of one middle never share a port (see below)
+    // In a base switch every flow fits: flows that shared a micro-switch went to different middles,
+    // so the flows of one middle share no port.
+    if (net.is_base()) return true;
     const int n = static_cast<int>(flows.size());
     // Two flows on one micro-switch conflict; ports belong to one flow each, so a micro-switch
     // has at most two users per side.
