@@ -29,11 +29,11 @@ const char* to_string(OpKind kind) {
 }
 
 bool FlowSpec::has_input(int p) const {
-  return std::find(inputs.begin(), inputs.end(), p) != inputs.end();
+  return std::binary_search(inputs.begin(), inputs.end(), p);
 }
 
 bool FlowSpec::has_output(int p) const {
-  return std::find(outputs.begin(), outputs.end(), p) != outputs.end();
+  return std::binary_search(outputs.begin(), outputs.end(), p);
 }
 
 const char* to_string(Buffer buffer) {
@@ -258,6 +258,11 @@ void Plan::validate_flows() const {
   if (flows.empty()) return;
   if (held_once()) throw std::logic_error("a plan with flows must hold every position's ops");
   const std::string flow = "flow ";
+  for (size_t f = 0; f < flows.size(); ++f)
+    for (const std::vector<int>* list : {&flows[f].inputs, &flows[f].outputs})
+      if (std::adjacent_find(list->begin(), list->end(), std::greater_equal<int>()) != list->end())
+        throw std::logic_error(flow + std::to_string(f) +
+                               " lists its inputs or outputs out of ascending order or twice");
   std::vector<std::vector<int>> ops_of(flows.size());  // per flow, the positions with an op on it
   std::vector<uint64_t> bytes(flows.size(), 0);
   for (int r = 0; r < static_cast<int>(ranks.size()); ++r)

@@ -149,7 +149,8 @@ struct RankPlan {
 // output or both) has one Flow op naming the flow (Op::peer) and its bytes (the same for all): an
 // input's DataRef source side names the blocks it contributes, an output's destination side the
 // blocks the sum replaces. An all-reduce is one flow with inputs = outputs = everyone; a reduce
-// has one output, a broadcast or multicast one input.
+// has one output, a broadcast or multicast one input. Both lists are in ascending order, each
+// position once (Plan::validate checks), so membership is a binary search.
 struct FlowSpec {
   std::vector<int> inputs;
   std::vector<int> outputs;
