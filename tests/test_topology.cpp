@@ -106,6 +106,79 @@ TEST(Topology, TreeGoesThroughTheLeafOrUpToTheSpine) {
   EXPECT_EQ(shape_from_string("tree"), Shape::Tree);
 }
 
+// A flow's tree on a tree of Fred switches, by hand: 8 NPUs, 4 per leaf, 2 uplinks of half the
+// NPU link's rate. Ports are found by their links' names, so the test does not lean on the order
+// the builder makes them in.
+TEST(Topology, FlowTreeReducesUnderLeavesAndMulticastsFromTheTop) {
+  auto s = spec(Shape::Tree, 8);
+  s.leaf_npus = 4;
+  s.uplinks = 2;
+  s.link_bandwidth_gbps = 3000;
+  s.uplink_bandwidth_gbps = 1500;
+  const FlowEnds all_reduce{{0, 1, 5}, {0, 1, 5}, 3};  // key 3: uplink 1
+  EXPECT_FALSE(Topology::build(s).carries_flows());
+  EXPECT_THROW(Topology::build(s).flow_hop(8, 0, all_reduce), std::logic_error);
+  s.fred_switches = true;
+  const Topology t = Topology::build(s);
+  ASSERT_TRUE(t.carries_flows());
+  auto node = [&](const std::string& name) {
+    for (const auto& n : t.nodes())
+      if (n.name == name) return n.id;
+    ADD_FAILURE() << name;
+    return 0;
+  };
+  EXPECT_EQ(t.nodes()[node("leaf0")].kind, NodeKind::FredSwitch);
+  EXPECT_EQ(t.nodes()[node("spine")].kind, NodeKind::FredSwitch);
+  auto in_port = [&](int n, const std::string& link) {
+    const auto& ins = t.in_links(n);
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (t.links()[ins[i]].name == link) return static_cast<int>(i);
+    ADD_FAILURE() << link;
+    return 0;
+  };
+  auto outs = [&](int n, const FlowHop& hop) {
+    std::vector<std::string> names;
+    for (int p : hop.ports) names.push_back(t.links()[t.out_links(n)[p]].name);
+    return names;
+  };
+  using Names = std::vector<std::string>;
+  const int leaf0 = node("leaf0"), leaf1 = node("leaf1"), spine = node("spine");
+  // Up: leaf 0 sums NPUs 0 and 1, leaf 1 passes NPU 5 on; both on uplink 1.
+  FlowHop h = t.flow_hop(leaf0, in_port(leaf0, "npu1->leaf0"), all_reduce);
+  EXPECT_EQ(h.stage, 0);
+  EXPECT_EQ(h.inputs, 2);
+  EXPECT_EQ(outs(leaf0, h), Names{"leaf0->spine.u1"});
+  h = t.flow_hop(leaf1, in_port(leaf1, "npu5->leaf1"), all_reduce);
+  EXPECT_EQ(h.inputs, 1);
+  EXPECT_EQ(outs(leaf1, h), Names{"leaf1->spine.u1"});
+  // The spine sums the two leaves and sends the total down to both.
+  h = t.flow_hop(spine, in_port(spine, "leaf1->spine.u1"), all_reduce);
+  EXPECT_EQ(h.inputs, 2);
+  EXPECT_EQ(outs(spine, h), (Names{"spine->leaf0.u1", "spine->leaf1.u1"}));
+  // Down: each leaf multicasts the total to its outputs.
+  h = t.flow_hop(leaf0, in_port(leaf0, "spine->leaf0.u1"), all_reduce);
+  EXPECT_EQ(h.stage, 1);
+  EXPECT_EQ(h.inputs, 1);
+  EXPECT_EQ(outs(leaf0, h), (Names{"leaf0->npu0", "leaf0->npu1"}));
+  h = t.flow_hop(leaf1, in_port(leaf1, "spine->leaf1.u1"), all_reduce);
+  EXPECT_EQ(outs(leaf1, h), Names{"leaf1->npu5"});
+  EXPECT_DOUBLE_EQ(t.flow_bytes_per_cycle(all_reduce), 1500.0);  // it crosses an uplink
+  // A reduce within one leaf never leaves it, and streams at the NPU links' rate.
+  const FlowEnds reduce{{0, 2, 3}, {1}, 0};
+  h = t.flow_hop(leaf0, in_port(leaf0, "npu3->leaf0"), reduce);
+  EXPECT_EQ(h.inputs, 3);
+  EXPECT_EQ(outs(leaf0, h), Names{"leaf0->npu1"});
+  EXPECT_DOUBLE_EQ(t.flow_bytes_per_cycle(reduce), 3000.0);
+  // A multicast from NPU 4 to NPUs 0 and 7 goes up from its leaf (key 0: uplink 0).
+  const FlowEnds multicast{{4}, {0, 7}, 0};
+  h = t.flow_hop(leaf1, in_port(leaf1, "npu4->leaf1"), multicast);
+  EXPECT_EQ(h.inputs, 1);
+  EXPECT_EQ(outs(leaf1, h), Names{"leaf1->spine.u0"});
+  h = t.flow_hop(spine, in_port(spine, "leaf1->spine.u0"), multicast);
+  EXPECT_EQ(h.inputs, 1);
+  EXPECT_EQ(outs(spine, h), (Names{"spine->leaf0.u0", "spine->leaf1.u0"}));
+}
+
 TEST(Topology, InjectionDefaultsToTheSumOfTheRoutersLinks) {
   Topology t = Topology::build(spec(Shape::Mesh, 0, 3, 3));
   // The centre router has 4 links of 100 GB/s: its NPU injects at 400 GB/s (100 B/cycle at 1 GHz

@@ -22,6 +22,7 @@
 #include <tlm>
 #include <vector>
 
+#include "hw/fred/flow_table.h"
 #include "hw/noc/fabric_params.h"
 #include "hw/noc/link_calendar.h"
 #include "hw/proto/link_protocol.h"
@@ -43,12 +44,14 @@ struct LinkStats {
 };
 
 // What the blocks of one fabric share: the payload and message pools, the calendar that wakes
-// them, and the topology they were built from (message fidelity: where a message's path narrows).
+// them, the flows in flight, and the topology they were built from (message fidelity: where a
+// message's path narrows).
 struct FabricShared {
   PayloadPool& pool;
   MessagePool& messages;
   WakeCalendar& calendar;
   const topology::Topology& topology;
+  FlowTable& flows;  // in-network flows in flight (hw/fred)
 };
 
 class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {

@@ -34,7 +34,8 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
 
 void NetworkInterface::send(Message* message) {
   // A message to itself (synthetic traffic sends some) goes out to the router and back.
-  const int port = std::max(0, topology_.next_port(node_, message->dst));
+  // A flow's contribution leaves on the NPU's one port into the tree.
+  const int port = message->flow ? 0 : std::max(0, topology_.next_port(node_, message->dst));
   if (decoupled()) {
     send_whole(port, message);
     return;
@@ -70,7 +71,8 @@ void NetworkInterface::send_whole(int port, Message* message) {
   TransferExt unit;
   next_unit(whole, unit);
   const sc_time depart = align(now() + delays_.endpoint);
-  message->bytes_per_cycle = path_bytes_per_cycle(message->src, message->dst);
+  message->bytes_per_cycle = message->flow ? message->flow->carrier.bytes_per_cycle
+                                           : path_bytes_per_cycle(message->src, message->dst);
   unit.vc = 0;
   unit.credits = 0;
   unit.tail_at = depart;

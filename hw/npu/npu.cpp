@@ -22,12 +22,14 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
       cycle_(1.0 / params.clock_ghz, SC_NS),
       callbacks_(callbacks),
       messages_(shared.messages),
+      flows_(shared.flows),
       reducers_(static_cast<size_t>(std::max(1, params.reduce_engines))) {
   nic_ = std::make_unique<NetworkInterface>("nic", fabric, shared, callbacks_, from_network,
                                             to_network);
   nic_->on_delivered = [this](Message* m) { delivered(m); };
   nic_->on_sent = [this](Message* m) {
-    complete(*reinterpret_cast<tlm::tlm_generic_payload*>(m->cookie));
+    if (m->cookie) complete(*reinterpret_cast<tlm::tlm_generic_payload*>(m->cookie));
+    if (m->flow) messages_.release(m);  // a contribution is consumed by the first switch
   };
   cmd.register_nb_transport_fw(this, &Npu::command);
   cmd.register_b_transport(this, &Npu::refuse_blocking);
@@ -101,20 +103,54 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
       nic_->send(m);
       return;
     }
-    case CommandKind::Recv: {
-      const MatchKey key{c->peer, c->tag};
-      Message* m;
-      if (mailbox_.pop(key, m))
-        match(trans, m);
-      else
-        posted_.push(key, &trans);
+    case CommandKind::Recv:
+      post_receive(trans, c->peer, c->tag);
       return;
-    }
+    case CommandKind::Flow:
+      if (c->flow_input) join_flow(trans);
+      if (c->flow_output) post_receive(trans, kFlowSource, c->tag);
+      return;
   }
+}
+
+void Npu::post_receive(tlm::tlm_generic_payload& trans, int src, uint64_t tag) {
+  const MatchKey key{src, tag};
+  Message* m;
+  if (mailbox_.pop(key, m))
+    match(trans, m);
+  else
+    posted_.push(key, &trans);
+}
+
+void Npu::join_flow(tlm::tlm_generic_payload& trans) {
+  CommandExt* c = &command_of(trans);
+  FlowTransfer* flow = flows_.join(c->tag, c->flow, c->bytes);
+  if (!flow) {  // the flow runs with other bytes: the ranks disagree (reported by the driver)
+    c->received_bytes = 0;
+    complete(trans, tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  Message* m = messages_.acquire();
+  m->id = (static_cast<uint64_t>(rank_) << 40) | next_message_id_++;
+  m->src = rank_;
+  m->dst = -1;
+  m->bytes = c->bytes;
+  m->tag = c->tag;
+  m->created = sc_core::sc_time_stamp();
+  m->flow = flow;
+  // An output completes when the sum is in, which is after every contribution has left.
+  m->cookie = c->flow_output ? 0 : reinterpret_cast<uint64_t>(&trans);
+  stats_.messages_sent++;
+  stats_.bytes_sent += c->bytes;
+  nic_->send(m);
 }
 
 void Npu::delivered(Message* m) {
   stats_.messages_received++;
+  if (m->flow) {  // the sum of a flow: the flow is done with once every output has it
+    flows_.delivered(*m->flow);
+    m->flow = nullptr;
+  }
   if (on_arrival) on_arrival(m->src, m->tag);
   const MatchKey key{m->src, m->tag};
   tlm::tlm_generic_payload* trans;

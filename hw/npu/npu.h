@@ -25,7 +25,12 @@ struct NpuParams {
   int reduce_engines = 1;
 };
 
-enum class CommandKind { Compute, Memory, Send, Recv, Reduce };
+// Flow: the NPU's part in an in-network flow (hw/fred/flow_table.h): it sends its contribution if
+// it is an input, and takes the sum if it is an output; the command completes when both are done.
+enum class CommandKind { Compute, Memory, Send, Recv, Reduce, Flow };
+
+// The source rank an NPU's mailbox files the sum of a flow under.
+constexpr int kFlowSource = -1;
 
 // What the driver asks of the NPU.
 struct CommandExt : tlm::tlm_extension<CommandExt> {
@@ -38,6 +43,9 @@ struct CommandExt : tlm::tlm_extension<CommandExt> {
   uint64_t tag = 0;             // Send / Recv matching key
   uint64_t token = 0;           // the driver's handle
   uint64_t received_bytes = 0;  // Recv: size of the message that matched
+  topology::FlowEnds flow;      // Flow: the flow's ends, as ranks
+  bool flow_input = false;      // Flow: this NPU contributes
+  bool flow_output = false;     // Flow: this NPU receives the sum
 
   tlm::tlm_extension_base* clone() const override { return new CommandExt(*this); }
   void copy_from(const tlm::tlm_extension_base& o) override {
@@ -115,6 +123,10 @@ class Npu : public sc_core::sc_module {
   void complete(tlm::tlm_generic_payload& trans,
                 tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE);
   void match(tlm::tlm_generic_payload& recv, Message* m);
+  // Posts a receive for (src, tag), or matches the message already in.
+  void post_receive(tlm::tlm_generic_payload& trans, int src, uint64_t tag);
+  // Sends this NPU's contribution to the flow the command names.
+  void join_flow(tlm::tlm_generic_payload& trans);
   void delivered(Message* m);
   sc_core::sc_time cycles_for(double ns) const;
 
@@ -123,6 +135,7 @@ class Npu : public sc_core::sc_module {
   const sc_core::sc_time cycle_;
   CallbackQueue& callbacks_;
   MessagePool& messages_;
+  FlowTable& flows_;
   std::unique_ptr<NetworkInterface> nic_;
   Engine compute_, memory_;
   std::vector<Engine> reducers_;  // params_.reduce_engines of them

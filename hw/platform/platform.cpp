@@ -10,9 +10,10 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
     : sc_module(name),
       topology_(topology),
       fabric_(fabric),
+      flows_(topology),
       callbacks_("callbacks"),
       calendar_("calendar", sc_core::sc_time(1.0 / fabric.clock_ghz, sc_core::SC_NS)) {
-  const FabricShared shared{pool_, messages_, calendar_, topology_};
+  const FabricShared shared{pool_, messages_, calendar_, topology_, flows_};
   if (topology.needs_dateline_classes()) {
     if (fabric_.vcs < 2)
       throw std::invalid_argument(
@@ -34,7 +35,11 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
       block[node.id] = &made->nic();
       blocks_.push_back(std::move(made));
     } else {
-      auto made = std::make_unique<Router>(node.name.c_str(), fabric_, shared, topology, node.id);
+      std::unique_ptr<Router> made;
+      if (node.kind == topology::NodeKind::FredSwitch)
+        made = std::make_unique<FredSwitch>(node.name.c_str(), fabric_, shared, topology, node.id);
+      else
+        made = std::make_unique<Router>(node.name.c_str(), fabric_, shared, topology, node.id);
       routers_.push_back(made.get());
       block[node.id] = made.get();
       blocks_.push_back(std::move(made));

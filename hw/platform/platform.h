@@ -1,10 +1,12 @@
 #pragma once
 // Builds the hardware from the topology graph: an NPU (with its network interface) per NPU node, a
-// router per router node, and a pair of TLM sockets per directed link.
+// router per router or switch node (a Fred switch per Fred switch node), and a pair of TLM sockets
+// per directed link.
 #include <memory>
 #include <systemc>
 #include <vector>
 
+#include "hw/fred/fred_switch.h"
 #include "hw/noc/router.h"
 #include "hw/npu/npu.h"
 #include "models/topology/topology.h"
@@ -29,12 +31,15 @@ class Platform : public sc_core::sc_module {
   std::vector<LinkReport> link_reports() const;
   size_t buffered_units() const;
   size_t payloads_allocated() const { return pool_.allocated(); }
+  // In-network flows started and not yet delivered to all their outputs.
+  size_t flows_active() const { return flows_.active(); }
 
  private:
   const topology::Topology& topology_;
   FabricParams fabric_;
   PayloadPool pool_;
   MessagePool messages_;  // every message the NPUs send, freed with the platform
+  FlowTable flows_;       // in-network flows in flight
   CallbackQueue callbacks_;
   WakeCalendar calendar_;  // wakes routers and network interfaces (one fabric clock)
   // The blocks, in the order they were made; destroyed newest first (~Platform).

@@ -8,6 +8,8 @@
 
 namespace wafersim::hw {
 
+struct FlowTransfer;
+
 // One end-to-end message: what a plan's Send moves from one NPU to another. Units (flits, packets
 // or the whole message, depending on fidelity) point at it.
 struct Message {
@@ -22,7 +24,11 @@ struct Message {
   sc_core::sc_time delivered;  // its last byte reached the receiving NIC
   // Message fidelity: the rate it streams at, its path's narrowest link (bytes per cycle).
   double bytes_per_cycle = 0;
-  uint64_t cookie = 0;  // sender's handle for its completion
+  uint64_t cookie = 0;  // sender's handle for its completion (0: none)
+  // A part of an in-network flow (hw/fred/flow_table.h): an input's contribution (src its rank,
+  // dst -1), the sum delivered to an output (src -1, dst its rank), or the flow's carrier between
+  // switches (both -1). Null for a point-to-point message.
+  FlowTransfer* flow = nullptr;
 };
 
 // What travels on a link: one flit, one packet or one message (the fidelity knob).

@@ -415,13 +415,13 @@ void in_switch_chunk(const CollectiveRequest& q, ChunkWriter& w) {
       if (i != j) others.push_back(i);
     return others;
   };
-  // Flows one after another, each rank's op waiting for its op in the flow before.
+  // Flows one after another: each rank issues its ops in flow order and its network interface
+  // sends them in that order, so they follow each other on every link without a wait between
+  // them (a dependency on the flow before would add a trip through the tree to every flow).
   auto serial = [&](auto spec_of) {
-    std::vector<int64_t> prev(n, -1);
     for (int j = 0; j < n; ++j) {
       const int f = w.new_flow(spec_of(j));
-      for (int i = 0; i < n; ++i)
-        prev[i] = w.flow(i, f, block(j, n), static_cast<uint32_t>(j), after(prev[i]));
+      for (int i = 0; i < n; ++i) w.flow(i, f, block(j, n), static_cast<uint32_t>(j));
     }
   };
   switch (q.collective) {

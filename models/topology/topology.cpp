@@ -285,9 +285,10 @@ void Topology::build_tree() {
   router_of_rank_.assign(spec.npus, -1);
   for (int r = 0; r < spec.npus; ++r)
     npu_nodes_.push_back(add_node(NodeKind::Npu, "npu" + std::to_string(r), r));
+  const NodeKind kind = spec.fred_switches ? NodeKind::FredSwitch : NodeKind::Switch;
   std::vector<int> leaf(leaves);
   for (int i = 0; i < leaves; ++i) {
-    leaf[i] = add_node(NodeKind::Switch, "leaf" + std::to_string(i), -1, i);
+    leaf[i] = add_node(kind, "leaf" + std::to_string(i), -1, i);
     nodes_[leaf[i]].first_rank = i * spec.leaf_npus;
   }
   for (int r = 0; r < spec.npus; ++r) {
@@ -298,7 +299,7 @@ void Topology::build_tree() {
   if (leaves == 1) return;
   // A leaf's outputs: its NPUs in order, then its uplinks; the spine's: each leaf's downlinks in
   // turn (rule_port counts on this order).
-  spine_ = add_node(NodeKind::Switch, "spine");
+  spine_ = add_node(kind, "spine");
   for (int l : leaf)
     for (int k = 0; k < spec.uplinks; ++k)
       for (auto [from, to] : {std::pair{l, spine_}, std::pair{spine_, l}}) {
@@ -541,6 +542,67 @@ double Topology::path_bytes_per_cycle(int src_rank, int dst_rank) const {
     node = l.dst;
     in_dim = l.dim;
     if (++hops > static_cast<int>(links_.size())) throw std::logic_error("routing loop");
+  }
+  return narrowest;
+}
+
+// The flow's tree, by the same rules as unicast routes: a leaf's outputs are its NPUs in order,
+// then its uplinks; the spine's are each leaf's downlinks in turn (build_tree).
+FlowHop Topology::flow_hop(int node, int in_port, const FlowEnds& flow) const {
+  if (!carries_flows()) throw std::logic_error("flow_hop: no Fred switches in this network");
+  const int per_leaf = spec_.leaf_npus, uplinks = spec_.uplinks;
+  const int k = static_cast<int>(flow.key % static_cast<uint64_t>(uplinks));
+  auto leaf_of = [&](int rank) { return rank / per_leaf; };
+  auto leaves_of = [&](const std::vector<int>& ranks) {
+    std::vector<int> out;
+    for (int r : ranks) out.push_back(leaf_of(r));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  const std::vector<int> in_leaves = leaves_of(flow.inputs), out_leaves = leaves_of(flow.outputs);
+  const bool one_leaf =
+      in_leaves.size() == 1 && out_leaves.size() == 1 && in_leaves[0] == out_leaves[0];
+  FlowHop hop;
+  if (node == spine_) {
+    hop.inputs = static_cast<int>(in_leaves.size());
+    for (int l : out_leaves) hop.ports.push_back(l * uplinks + k);
+    return hop;
+  }
+  const int leaf = nodes_.at(node).x;
+  auto multicast_here = [&]() {
+    for (int r : flow.outputs)
+      if (leaf_of(r) == leaf) hop.ports.push_back(r % per_leaf);
+  };
+  if (links_[in_[node].at(in_port)].src == spine_) {  // the total, on its way down
+    hop.stage = 1;
+    hop.inputs = 1;
+    multicast_here();
+    return hop;
+  }
+  for (int r : flow.inputs) hop.inputs += leaf_of(r) == leaf ? 1 : 0;
+  if (one_leaf)
+    multicast_here();
+  else
+    hop.ports.push_back(per_leaf + k);
+  return hop;
+}
+
+double Topology::flow_bytes_per_cycle(const FlowEnds& flow) const {
+  double narrowest = std::numeric_limits<double>::infinity();
+  auto take = [&](int node, int port) {
+    narrowest = std::min(narrowest, links_[out_[node][port]].bytes_per_cycle);
+  };
+  for (int r : flow.inputs) take(npu_node(r), 0);
+  for (int r : flow.outputs) take(router_of_rank_[r], r % spec_.leaf_npus);
+  if (spine_ >= 0) {
+    const int k = static_cast<int>(flow.key % static_cast<uint64_t>(spec_.uplinks));
+    const int first = router_of_rank_[flow.inputs.at(0)];
+    const bool spans = std::any_of(flow.inputs.begin(), flow.inputs.end(),
+                                   [&](int r) { return router_of_rank_[r] != first; }) ||
+                       std::any_of(flow.outputs.begin(), flow.outputs.end(),
+                                   [&](int r) { return router_of_rank_[r] != first; });
+    if (spans) take(first, spec_.leaf_npus + k);  // every uplink of a tree is alike
   }
   return narrowest;
 }

@@ -61,16 +61,40 @@ struct NetworkSpec {
   int uplinks = 1;
   double uplink_bandwidth_gbps = 0;
   double uplink_latency_ns = -1;
+  // Tree: whether its switches are Fred switches (they reduce and multicast in-network flows, and
+  // route unicasts as the plain switches do) rather than plain switches.
+  bool fred_switches = false;
+};
+
+// An in-network flow's ends, as ranks (DESIGN.md decision 2): the data of every input is reduced
+// on the way, and every output receives the sum. `key` spreads flows over parallel links (the
+// uplink a flow takes is key mod uplinks, as d-mod-k spreads destinations).
+struct FlowEnds {
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  uint64_t key = 0;
+};
+
+// What a switch does with a flow's units that arrive on one of its inputs: it waits for `inputs`
+// of them (one from each child that holds inputs of the flow: an NPU, or a switch's partial sum),
+// reduces them, and sends the sum on every output of `ports` (one unit each: a multicast). A
+// switch may see a flow twice: on the way up (stage 0, reducing) and on the way down (stage 1, the
+// sum coming back to be multicast).
+struct FlowHop {
+  int stage = 0;
+  int inputs = 0;
+  std::vector<int> ports;  // indices into out_links(node)
 };
 
 // Endpoints are not ranks: NPUs are one kind of node among others. Routers sit beside NPUs (one
 // per NPU, with ports in every dimension); switches join the NPUs of one block of a Switch
 // dimension. The Fred fabric's switches, I/O controllers and memories join this list.
-enum class NodeKind { Npu, Router, Switch };
+// FredSwitch: a tree's switch that also reduces and multicasts flows (hw/fred).
+enum class NodeKind { Npu, Router, Switch, FredSwitch };
 
-// Whether a node forwards units between its links (a Router block in hw/).
+// Whether a node forwards units between its links (a Router block in hw/, or a Fred switch).
 inline bool is_switching(NodeKind kind) {
-  return kind == NodeKind::Router || kind == NodeKind::Switch;
+  return kind != NodeKind::Npu;
 }
 
 struct Node {
@@ -146,6 +170,16 @@ class Topology {
   std::vector<int> path(int src_rank, int dst_rank) const;
   // The narrowest link on that path, in bytes per cycle (what a message can stream at).
   double path_bytes_per_cycle(int src_rank, int dst_rank) const;
+  // Whether in-network flows can run here: a tree of Fred switches.
+  bool carries_flows() const { return spec_.shape == Shape::Tree && spec_.fred_switches; }
+  // What switch `node` does with the units of `flow` that arrive on its input `in_port` (an index
+  // into in_links(node)); only where carries_flows(). The flow's tree: each input's leaf reduces
+  // the inputs under it; a flow whose ends share one leaf is multicast from there, any other goes
+  // up uplink (key mod uplinks) to the spine, which reduces the leaves' sums and multicasts the
+  // total down to every leaf with outputs, which multicasts it to them.
+  FlowHop flow_hop(int node, int in_port, const FlowEnds& flow) const;
+  // The narrowest link of that tree, in bytes per cycle (what the flow can stream at).
+  double flow_bytes_per_cycle(const FlowEnds& flow) const;
   // Whether routes need two VC classes to stay deadlock-free (rings with multi-hop routes).
   bool needs_dateline_classes() const { return needs_dateline_; }
 

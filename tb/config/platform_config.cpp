@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -197,6 +199,7 @@ const std::map<std::string, Setter>& setters() {
       {"network.uplink_bandwidth_gbps",
        number(FIELD(network.uplink_bandwidth_gbps), kMinBandwidthGbps, true, 1e6)},
       {"network.uplink_latency_ns", number(FIELD(network.uplink_latency_ns), 0, true, 1e9)},
+      {"network.switch", choice(FIELD(network.fred_switches), {{"router", false}, {"fred", true}})},
       {"collectives.dimension_order",
        choice(FIELD(collectives.dimension_order),
               {{"ascending", collectives::DimensionOrder::Ascending},
@@ -329,10 +332,6 @@ Implementation implementation_from_string(const std::string& text) {
     }
   impl.named = true;
   for (const std::string& name : per_dimension(text)) {
-    if (name == "in_switch")
-      throw std::invalid_argument(
-          "in_switch: in-network flows need switches that reduce and multicast (the Fred "
-          "switch), which the fabric does not model yet (docs/collectives.md, In-network flows)");
     try {
       impl.per_dim.push_back(collectives::algorithm_from_string(name));
     } catch (const std::invalid_argument&) {
@@ -429,6 +428,17 @@ PlatformSpec load_platform(const std::string& path, const std::vector<std::strin
 
 namespace {
 
+// The platform's collective implementations, each with its key.
+std::array<std::pair<const char*, const Implementation*>, 6> implementations(
+    const PlatformSpec& spec) {
+  return {{{"collectives.all_reduce", &spec.collectives.all_reduce},
+           {"collectives.all_gather", &spec.collectives.all_gather},
+           {"collectives.reduce_scatter", &spec.collectives.reduce_scatter},
+           {"collectives.all_to_all", &spec.collectives.all_to_all},
+           {"collectives.broadcast", &spec.collectives.broadcast},
+           {"collectives.reduce", &spec.collectives.reduce}}};
+}
+
 // A network of dimensions: every dimension complete, at most kMaxNpus NPUs in all, and a list of
 // per-dimension algorithms as long as the list of dimensions.
 void check_dimensions(const PlatformSpec& spec) {
@@ -464,13 +474,6 @@ void check_dimensions(const PlatformSpec& spec) {
                      fmt::format("the dimensions' sizes multiply to {:g} NPUs, more than {:g} "
                                  "(docs/config.md, Limits)",
                                  npus, kMaxNpus));
-  const std::pair<const char*, const Implementation*> impls[] = {
-      {"collectives.all_reduce", &spec.collectives.all_reduce},
-      {"collectives.all_gather", &spec.collectives.all_gather},
-      {"collectives.reduce_scatter", &spec.collectives.reduce_scatter},
-      {"collectives.all_to_all", &spec.collectives.all_to_all},
-      {"collectives.broadcast", &spec.collectives.broadcast},
-      {"collectives.reduce", &spec.collectives.reduce}};
   const size_t dims = n.shape == topology::Shape::Mesh ? 0 : std::max<size_t>(1, n.dims.size());
   const auto& limits = spec.collectives.active_chunks_per_dim;
   if (!limits.empty() && limits.size() != dims)
@@ -478,12 +481,44 @@ void check_dimensions(const PlatformSpec& spec) {
                      fmt::format("{} limits for a network of {} dimension{}: give one, or one per "
                                  "dimension",
                                  limits.size(), dims, dims == 1 ? "" : "s"));
-  for (const auto& [key, impl] : impls)
+  for (const auto& [key, impl] : implementations(spec))
     if (!impl->per_dim.empty() && impl->per_dim.size() != dims)
       throw InputError(file, key,
                        fmt::format("{} algorithms ('{}') for a network of {} dimension{}: give "
                                    "one, or one per dimension",
                                    impl->per_dim.size(), impl->name(), dims, dims == 1 ? "" : "s"));
+}
+
+// In-network flows (the in_switch algorithm) need Fred switches, which reduce and multicast them,
+// and run at message fidelity for now (docs/design.md, The Fred switch).
+void check_flows(const PlatformSpec& spec) {
+  const auto& n = spec.network;
+  const std::string& file = spec.source;
+  if (n.fred_switches && n.shape != topology::Shape::Tree)
+    throw InputError(file, "network.switch",
+                     fmt::format("fred: Fred switches are a tree's switches (network.topology: "
+                                 "tree), not a {}'s",
+                                 topology::to_string(n.shape)));
+  for (const auto& [key, impl] : implementations(spec)) {
+    const bool in_switch =
+        impl->source == Implementation::Source::BuiltIn &&
+        (impl->algorithm == collectives::Algorithm::InSwitch ||
+         std::count(impl->per_dim.begin(), impl->per_dim.end(), collectives::Algorithm::InSwitch));
+    if (!in_switch) continue;
+    if (impl == &spec.collectives.all_to_all)
+      throw InputError(file, key,
+                       "in_switch: an all-to-all is unicasts, not a flow (use direct or pairwise)");
+    if (!n.fred_switches)
+      throw InputError(file, key,
+                       "in_switch: in-network flows need switches that reduce and multicast: a "
+                       "tree of Fred switches (network.topology: tree, network.switch: fred; "
+                       "docs/collectives.md, In-network flows)");
+    if (spec.fabric.fidelity != hw::Fidelity::Message)
+      throw InputError(file, key,
+                       fmt::format("in_switch: in-network flows run at fabric.fidelity: message "
+                                   "for now, not {} (docs/design.md, The Fred switch)",
+                                   hw::to_string(spec.fabric.fidelity)));
+  }
 }
 
 }  // namespace
@@ -503,6 +538,7 @@ void check_platform(const PlatformSpec& spec) {
         file, "network.injection_bandwidth_gbps",
         fmt::format("must be 0 (the sum of the router's links) or at least {:g}, got {:g}",
                     kMinBandwidthGbps, n.injection_bandwidth_gbps));
+  check_flows(spec);
   if (f.packet_bytes < f.flit_bytes)
     throw InputError(file, "fabric.packet_bytes",
                      fmt::format("a packet of {} bytes is smaller than one flit ({} bytes, "

@@ -360,7 +360,8 @@ void Replay::issue(int rank, size_t i) {
         res.ranks = static_cast<int>(members->size());
         res.bytes = node.comm_size.value_or(0);
         res.start = sc_core::sc_time_stamp();
-        res.ideal_ns = ideal_collective_ns(platform_.topology(), kind, *members, res.bytes);
+        res.ideal_ns = ideal_collective_ns(platform_.topology(), kind, *members, res.bytes,
+                                           !plan->flows.empty());
       }
       res.start = std::min(res.start, sc_core::sc_time_stamp());
       if (data_options_.enabled) run->data = data_plane(*run, planned, r.trace->file, node);
@@ -438,8 +439,22 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
       c->ext.roofline = false;
       c->ext.duration = sc_core::sc_time::from_value(bytes);
       break;
-    case collectives::OpKind::Flow:  // refused with the platform (tb/config)
-      throw std::logic_error("in-network flows cannot be replayed on this fabric");
+    case collectives::OpKind::Flow: {  // platforms without Fred switches refuse them (tb/config)
+      const collectives::FlowSpec& spec = run.plan->flows[static_cast<size_t>(op.peer)];
+      c->ext.kind = hw::CommandKind::Flow;
+      c->ext.tag = (run.instance << 32) | static_cast<uint32_t>(op.peer);
+      c->ext.flow_input = spec.has_input(run.position);
+      c->ext.flow_output = spec.has_output(run.position);
+      auto ranks = [&](const std::vector<int>& positions, std::vector<int>& out) {
+        out.clear();
+        for (int p : positions) out.push_back((*run.members)[static_cast<size_t>(p)]);
+      };
+      ranks(spec.inputs, c->ext.flow.inputs);
+      ranks(spec.outputs, c->ext.flow.outputs);
+      c->ext.flow.key = run.instance + static_cast<uint64_t>(op.peer);
+      send_command(run.rank, c);
+      return;
+    }
     default:
       c->ext.kind = hw::CommandKind::Reduce;
       break;
@@ -698,6 +713,13 @@ std::string Replay::stall_report() const {
                     << " (plan step tag " << run.ops->ops[k].tag << ")";
             }
           if (pending_recvs > 3) out << "\n    ... and " << pending_recvs - 3 << " more receives";
+          for (uint32_t k = 0; k < run.progress.size(); ++k)
+            if (run.progress[k] == kOpIssued && run.ops->ops[k].kind == collectives::OpKind::Flow) {
+              const auto& spec = run.plan->flows[static_cast<size_t>(run.ops->ops[k].peer)];
+              out << "\n    waits for in-network flow " << run.ops->ops[k].peer << " ("
+                  << spec.inputs.size() << " inputs, " << spec.outputs.size()
+                  << " outputs): its sum has not reached this rank";
+            }
           out << "\n    " << run.remaining << " of " << run.progress.size()
               << " plan ops unfinished";
         }

@@ -41,7 +41,15 @@ std::vector<collectives::DimensionGroup> group_dimensions(const topology::Topolo
 }
 
 double ideal_collective_ns(const topology::Topology& topology, collectives::Collective kind,
-                           const std::vector<int>& members, uint64_t bytes) {
+                           const std::vector<int>& members, uint64_t bytes, bool in_network) {
+  if (in_network) {
+    if (members.size() < 2) return 0;
+    const double n = static_cast<double>(members.size());
+    const double moved = kind == collectives::Collective::AllGather
+                             ? static_cast<double>(bytes) * (n - 1)  // bytes: each rank's input
+                             : static_cast<double>(bytes);
+    return moved / port_gbps(topology, members.front(), 0);
+  }
   const auto dims = group_dimensions(topology, members);
   return dims.empty() ? 0 : collectives::ideal_seconds(kind, dims, bytes) * 1e9;
 }

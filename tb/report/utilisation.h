@@ -17,8 +17,13 @@ namespace wafersim::tb {
 std::vector<collectives::DimensionGroup> group_dimensions(const topology::Topology& topology,
                                                           const std::vector<int>& members);
 
-// The ideal time of collective `kind` of `bytes` over `members`, in ns (0 for one rank).
+// The ideal time of collective `kind` of `bytes` over `members`, in ns (0 for one rank). In the
+// network (`in_network`: a plan of flows, reduced and multicast by the switches), it is the busier
+// direction of an NPU's port at its full rate: an all-reduce, reduce or broadcast streams `bytes`
+// once each way, a reduce-scatter sends all of them, an all-gather receives n - 1 inputs of
+// `bytes`.
 double ideal_collective_ns(const topology::Topology& topology, collectives::Collective kind,
-                           const std::vector<int>& members, uint64_t bytes);
+                           const std::vector<int>& members, uint64_t bytes,
+                           bool in_network = false);
 
 }  // namespace wafersim::tb

@@ -41,6 +41,7 @@ PlatformSpec load_platform_spec(const RunOptions& o) {
     } catch (const std::exception& e) {
       throw InputError("command line", "--fidelity", e.what());
     }
+    check_platform(spec);  // what the platform asks of its fabric (in-network flows: message)
   }
   return spec;
 }

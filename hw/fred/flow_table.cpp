@@ -1,0 +1,27 @@
+#include "hw/fred/flow_table.h"
+
+namespace wafersim::hw {
+
+FlowTransfer* FlowTable::join(uint64_t tag, const topology::FlowEnds& ends, uint64_t bytes) {
+  auto [it, made] = flows_.try_emplace(tag);
+  if (!made) return it->second->bytes == bytes ? it->second.get() : nullptr;
+  auto flow = std::make_unique<FlowTransfer>();
+  flow->tag = tag;
+  flow->bytes = bytes;
+  flow->ends = ends;
+  flow->deliveries_left = static_cast<int>(ends.outputs.size());
+  flow->carrier.id = tag;
+  flow->carrier.src = flow->carrier.dst = -1;
+  flow->carrier.bytes = bytes;
+  flow->carrier.tag = tag;
+  flow->carrier.bytes_per_cycle = topology_.flow_bytes_per_cycle(ends);
+  flow->carrier.flow = flow.get();
+  it->second = std::move(flow);
+  return it->second.get();
+}
+
+void FlowTable::delivered(FlowTransfer& flow) {
+  if (--flow.deliveries_left == 0) flows_.erase(flow.tag);
+}
+
+}  // namespace wafersim::hw

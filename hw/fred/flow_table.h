@@ -1,0 +1,41 @@
+#pragma once
+// In-network flows as the fabric moves them (DESIGN.md decision 2): a transfer with several inputs,
+// reduced on the way by the Fred switches, and several outputs, each served by multicast. The
+// table owns every flow in flight; a flow's units point at it, so its ownership survives the
+// reductions (many units become one) and the multicasts (one unit becomes many).
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
+#include "hw/proto/transfer.h"
+#include "models/topology/topology.h"
+
+namespace wafersim::hw {
+
+struct FlowTransfer {
+  uint64_t tag = 0;    // the key every member names it by (the driver's)
+  uint64_t bytes = 0;  // each input's contribution, and the sum every output receives
+  topology::FlowEnds ends;
+  // What the flow's units between switches point at: its size and the rate it streams at (the
+  // narrowest link of its tree). Inputs and outputs have messages of their own.
+  Message carrier;
+  int deliveries_left = 0;  // outputs that have not received the sum yet
+};
+
+class FlowTable {
+ public:
+  explicit FlowTable(const topology::Topology& topology) : topology_(topology) {}
+
+  // The flow `tag`, made on its first input's call: `ends` and `bytes` as that input names them.
+  // Returns nullptr when the flow already runs with other bytes (the ranks disagree).
+  FlowTransfer* join(uint64_t tag, const topology::FlowEnds& ends, uint64_t bytes);
+  // One of the flow's outputs has the sum; the flow is forgotten once every output has.
+  void delivered(FlowTransfer& flow);
+  size_t active() const { return flows_.size(); }
+
+ private:
+  const topology::Topology& topology_;
+  std::unordered_map<uint64_t, std::unique_ptr<FlowTransfer>> flows_;
+};
+
+}  // namespace wafersim::hw

@@ -1,0 +1,71 @@
+#include "hw/fred/fred_switch.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace wafersim::hw {
+
+using sc_core::sc_time;
+
+FredSwitch::FredSwitch(sc_core::sc_module_name name, const FabricParams& params,
+                       FabricShared shared, const topology::Topology& topology, int node)
+    : Router(name, params, shared, topology, node),
+      topology_(topology),
+      node_(node),
+      messages_(shared.messages) {}
+
+void FredSwitch::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                            const sc_time& arrival) {
+  // The platform refuses flows below message fidelity (tb/config): one arriving here is a bug.
+  if (unit.message && unit.message->flow)
+    throw std::logic_error(std::string(name()) + ": in-network flows run at message fidelity only");
+  Router::on_arrival(in_port, trans, unit, arrival);
+}
+
+void FredSwitch::pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                      const sc_time& head_at) {
+  if (unit.message && unit.message->flow)
+    reduce(in_port, unit, head_at);
+  else
+    Router::pass(in_port, trans, unit, head_at);
+}
+
+void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& head_at) {
+  FlowTransfer& flow = *unit.message->flow;
+  const topology::FlowHop hop = topology_.flow_hop(node_, in_port, flow.ends);
+  const auto key = std::make_pair(static_cast<const FlowTransfer*>(&flow), hop.stage);
+  Sum& sum = waiting_[key];
+  sum.arrived++;
+  sum.head = std::max(sum.head, head_at);
+  sum.tail = std::max(sum.tail, unit.tail_at);
+  if (sum.arrived < hop.inputs) return;
+  // The sum's head leaves once every input's head is in and the pipeline has passed; it streams
+  // at the flow's rate and cannot end before the last input's tail is in (cut-through).
+  const sc_time depart = align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching;
+  TransferExt out = unit;
+  out.tail_at = sum.tail;
+  waiting_.erase(key);
+  for (int port : hop.ports) {
+    const topology::Node& next = topology_.nodes()[outputs_[port].link.dst];
+    if (next.kind == topology::NodeKind::Npu) {  // the sum for one output: a message of its own
+      Message* m = messages_.acquire();
+      m->id = flow.carrier.id;
+      m->src = -1;
+      m->dst = next.rank;
+      m->bytes = flow.bytes;
+      m->tag = flow.tag;
+      m->bytes_per_cycle = flow.carrier.bytes_per_cycle;
+      m->flow = &flow;
+      out.message = m;
+      out.dst = next.rank;
+    } else {
+      out.message = &flow.carrier;
+      out.dst = -1;
+    }
+    const LinkSlot slot = transmit(port, out, depart);
+    if (out.message != &flow.carrier) out.message->injected = slot.start;
+    if (slot.start > depart) outputs_[port].stats.stall += slot.start - depart;
+  }
+}
+
+}  // namespace wafersim::hw

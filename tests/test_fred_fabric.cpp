@@ -1,0 +1,122 @@
+// In-network flows on a tree of Fred switches (configs/fred_b.yaml, fred_d.yaml) against closed
+// forms: a flow streams at the narrowest link of its tree, an NPU sends its data once instead of
+// an endpoint ring's 2 (N - 1) / N times, flows spread over the uplinks, and every in-switch
+// collective leaves every rank with the reference result.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tb/chakra/generator.h"
+#include "tests/testing.h"
+
+using namespace wafersim;
+using wafersim::testing::source;
+using wafersim::testing::temp_dir;
+
+namespace {
+
+constexpr double kHeader = 1.0 + 6.0 / 4096;  // the configs' 6 B header per 4 KB packet
+
+// Writes one `collective` of `bytes` over `ranks` ranks and returns its prefix.
+std::string workload(const std::string& name, const char* collective, uint64_t bytes,
+                     int ranks = 20) {
+  chakra::MicrobenchmarkSpec spec;
+  spec.collective = chakra::collective_from_string(collective);
+  spec.bytes = bytes;
+  spec.ranks = ranks;
+  const std::string prefix = temp_dir(name) + "/w";
+  chakra::write_microbenchmark(prefix, spec);
+  return prefix;
+}
+
+nlohmann::json run(const char* config, const std::string& prefix, const std::string& sets) {
+  return wafersim::testing::run_report("--platform " + source(config) + " --workload " + prefix +
+                                       " --set " + sets);
+}
+
+double link_bytes(const nlohmann::json& report, const std::string& src, const std::string& dst) {
+  for (const auto& l : report["links"])
+    if (l["src"] == src && l["dst"] == dst) return l["bytes"].get<double>();
+  ADD_FAILURE() << src << "->" << dst;
+  return 0;
+}
+
+}  // namespace
+
+// Fred-D, one chunk: an all-reduce, reduce-scatter, reduce or broadcast of B bytes is one stream
+// of B per NPU (the reduce-scatter's n serial reduces add up to B) at the 3 TB/s of every link
+// on the way: B / 3,000 ns plus 4 links of 20 ns, 3 switches of 4 cycles and the headers. An
+// all-gather of s bytes per rank is 20 multicasts one after another: each NPU's link from its
+// leaf carries 19 of them, 19 s / 3,000.
+TEST(FredFabric, InSwitchCollectivesStreamAtTheLinkRate) {
+  const uint64_t bytes = 4 << 20;
+  for (const char* collective : {"all_reduce", "reduce_scatter", "reduce", "broadcast"}) {
+    const double t = run("configs/fred_d.yaml", workload(collective, collective, bytes),
+                         "collectives.dataset_splits=1")["makespan_ns"]
+                         .get<double>();
+    EXPECT_GE(t, bytes / 3000.0) << collective;
+    EXPECT_LT(t, bytes * kHeader / 3000.0 + 120) << collective;
+  }
+  const uint64_t input = 256 << 10;
+  const double t = run("configs/fred_d.yaml", workload("all_gather", "all_gather", input),
+                       "collectives.dataset_splits=1")["makespan_ns"]
+                       .get<double>();
+  EXPECT_GE(t, 19 * input / 3000.0);
+  EXPECT_LT(t, 19 * input * kHeader / 3000.0 + 120);
+}
+
+// The traffic fact of PAPERS.md section 1: an endpoint all-reduce sends 2 (N - 1) / N x D per
+// NPU, an in-network one D. Measured on NPU 0's link into its leaf: Fred-D's in-switch flows
+// against Fred-C's ring (the same tree, routers for switches), both at message fidelity.
+TEST(FredFabric, AnInNetworkAllReduceSendsHalfTheTraffic) {
+  const uint64_t bytes = 8 << 20;
+  const std::string prefix = workload("traffic", "all_reduce", bytes);
+  const auto fred_d = run("configs/fred_d.yaml", prefix, "collectives.dataset_splits=4");
+  const auto fred_c =
+      run("configs/fred_c.yaml", prefix, "fabric.fidelity=message collectives.dataset_splits=4");
+  const double in_network = link_bytes(fred_d, "npu0", "leaf0");
+  const double ring = link_bytes(fred_c, "npu0", "leaf0");
+  EXPECT_NEAR(in_network, bytes * kHeader, bytes * 1e-3);
+  EXPECT_NEAR(ring, 2.0 * 19 / 20 * bytes * kHeader, bytes * 1e-3);
+  // A leaf sends the spine one sum of its four NPUs' data, and gets one total back: each chunk's
+  // flow on its own uplink (key mod 4), a quarter of the bytes each.
+  for (const char* dir : {"up", "down"})
+    for (int k = 0; k < 4; ++k) {
+      const std::string u = ".u" + std::to_string(k);
+      const double b = dir == std::string("up") ? link_bytes(fred_d, "leaf0", "spine" + u)
+                                                : link_bytes(fred_d, "spine", "leaf0" + u);
+      EXPECT_NEAR(b, bytes / 4 * kHeader, bytes * 1e-3) << dir << u;
+    }
+}
+
+// Fred-B's uplinks are 375 GB/s, four per leaf; a flow takes one (key mod uplinks). One chunk in
+// flight at a time streams at 375 GB/s: B / 375. Four chunks in flight take the four uplinks: B /
+// 1,500.
+TEST(FredFabric, FlowsSpreadOverTheUplinks) {
+  const uint64_t bytes = 3 << 20;
+  const std::string prefix = workload("uplinks", "all_reduce", bytes);
+  for (int active : {1, 4}) {
+    const double t = run("configs/fred_b.yaml", prefix,
+                         "collectives.dataset_splits=4 collectives.active_chunks=" +
+                             std::to_string(active))["makespan_ns"]
+                         .get<double>();
+    const double rate = 375.0 * active;
+    EXPECT_GE(t, bytes / rate) << active << " chunks in flight";
+    EXPECT_LT(t, bytes * kHeader / rate + 4 * 120) << active << " chunks in flight";
+  }
+}
+
+// Data mode: every in-switch collective leaves every rank with the reference result, on the
+// wafer's 20 NPUs and on a tree of two leaves, with uneven blocks and two chunks.
+TEST(FredFabric, InSwitchCollectivesComputeTheReference) {
+  for (int npus : {8, 20})
+    for (const char* collective :
+         {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce"}) {
+      const std::string name = std::string(collective) + std::to_string(npus);
+      const auto report =
+          run("configs/fred_d.yaml", workload(name, collective, 3 * 4099, npus),
+              "network.npus=" + std::to_string(npus) + " collectives.dataset_splits=2 --data");
+      EXPECT_EQ(report["data_check"]["collectives_checked"], 1) << name;
+      EXPECT_EQ(report["data_check"]["status"], "pass") << name << report["data_check"];
+    }
+}
