@@ -18,7 +18,6 @@
 #include "tb/common/files.h"
 #include "tb/common/stop_signals.h"
 #include "tb/common/whole_number.h"
-#include "tb/common/whole_number.h"
 #include "tb/config/yaml_file.h"
 
 namespace wafersim::tb {
@@ -248,7 +247,8 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
   csv << "run";
   for (const auto& c : study.columns) csv << "," << csv_escape(c);
   csv << ",status,exit_code,makespan_ns,makespan_cycles,simulated_ns,mean_exposed_comm_ns,"
-         "max_link_busy_fraction,bw_utilization,wall_seconds,events,error\n";
+         "max_link_busy_fraction,bw_utilization,effective_bw_per_npu_gbps,wall_seconds,events,"
+         "error\n";
   int failed = 0, not_run = 0;
   for (size_t i = 0; i < study.runs.size(); ++i) {
     const StudyRun& run = study.runs[i];
@@ -260,7 +260,7 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
     }
     if (exit_codes[i] == kNotRun) {
       ++not_run;
-      csv << ",not run,,,,,,,,,,\n";
+      csv << ",not run,,,,,,,,,,,\n";
       continue;
     }
     std::ifstream rf(dir + "/report.json");
@@ -277,19 +277,29 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
     if (exit_codes[i] != 0) ++failed;
     csv << "," << status << "," << exit_codes[i];
     if (have) {
-      double exposed = 0, busiest = 0, utilisation = 0;
-      for (const auto& p : r["npus"]) exposed += p["exposed_comm_ns"].get<double>();
+      double exposed = 0, busiest = 0, utilisation = 0, sent = 0;
+      int senders = 0;
+      for (const auto& p : r["npus"]) {
+        exposed += p["exposed_comm_ns"].get<double>();
+        const double bytes = p["bytes_sent"].get<double>();
+        sent += bytes;
+        senders += bytes > 0 ? 1 : 0;
+      }
+      // The Fred paper's effective per-NPU bandwidth: what an NPU that sends puts into the
+      // network, over the run (bytes per ns = GB/s).
+      const double makespan = r["makespan_ns"].get<double>();
+      const double effective = senders > 0 && makespan > 0 ? sent / senders / makespan : 0;
       for (const auto& l : r["links"])
         busiest = std::max(busiest, l["busy_fraction"].get<double>());
       for (const auto& c : r["collectives"]) utilisation += c["bw_utilization"].get<double>();
       // Shortest round-trip text: full precision, no float noise.
-      csv << fmt::format(",{},{},{},{},{},{},{},{}", r["makespan_ns"].get<double>(),
+      csv << fmt::format(",{},{},{},{},{},{},{},{},{}", makespan,
                          r["makespan_cycles"].get<uint64_t>(), r["simulated_ns"].get<double>(),
                          exposed / std::max<size_t>(1, r["npus"].size()), busiest,
-                         utilisation / std::max<size_t>(1, r["collectives"].size()),
+                         utilisation / std::max<size_t>(1, r["collectives"].size()), effective,
                          r["wall_seconds"].get<double>(), r["events"].get<uint64_t>());
     } else {
-      csv << ",,,,,,,,";
+      csv << ",,,,,,,,,";
     }
     csv << "," << csv_escape(exit_codes[i] != 0 ? first_error_line(dir) : "") << "\n";
   }
