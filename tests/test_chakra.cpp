@@ -6,6 +6,7 @@
 #include <set>
 
 #include "models/common/error.h"
+#include "tb/chakra/generator.h"
 #include "tb/chakra/trace.h"
 #include "tb/chakra/workload.h"
 #include "tests/testing.h"
@@ -165,5 +166,44 @@ TEST(Chakra, ProcessGroupsFromPyTorchMetadataNode) {
     FAIL() << "expected a bad rank to be reported";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("rank 12 is outside"), std::string::npos) << e.what();
+  }
+}
+
+// The Fred paper's placement of MP(2)-DP(5)-PP(2): MP groups on consecutive ranks, then PP, then
+// DP, so rank = mp + 2 x (pp + 2 x dp); and the workload the generator writes for one kind.
+TEST(Generator, ParallelGroupsFollowTheFredPlacement) {
+  const Parallelism p = parallelism_from_string("2,5,2");
+  EXPECT_EQ(p.ranks(), 20);
+  using Groups = std::vector<std::vector<int>>;
+  Groups mp, pp, dp;
+  for (int g = 0; g < 10; ++g) mp.push_back({2 * g, 2 * g + 1});
+  for (int d = 0; d < 5; ++d)
+    for (int m = 0; m < 2; ++m) pp.push_back({4 * d + m, 4 * d + m + 2});
+  for (int first = 0; first < 4; ++first)
+    dp.push_back({first, first + 4, first + 8, first + 12, first + 16});
+  std::sort(pp.begin(), pp.end());
+  EXPECT_EQ(parallel_groups(p, GroupKind::Mp), mp);
+  EXPECT_EQ(parallel_groups(p, GroupKind::Pp), pp);
+  EXPECT_EQ(parallel_groups(p, GroupKind::Dp), dp);
+  for (const char* bad : {"2,5", "2,x,2", "0,5,2", "2,5,2,1", ""})
+    EXPECT_THROW(parallelism_from_string(bad), std::invalid_argument) << bad;
+
+  MicrobenchmarkSpec spec;
+  spec.ranks = 8;
+  EXPECT_THROW(apply_parallelism(spec, "2,5,2", "dp", true), std::invalid_argument);  // 8 != 20
+  EXPECT_THROW(apply_parallelism(spec, "2,5,2", "", false), std::invalid_argument);
+  EXPECT_THROW(apply_parallelism(spec, "2,5,2", "tp", false), std::invalid_argument);
+  apply_parallelism(spec, "2,5,2", "dp", false);
+  EXPECT_EQ(spec.ranks, 20);
+  const std::string prefix = wafersim::testing::temp_dir("parallel") + "/dp";
+  write_microbenchmark(prefix, spec);
+  WorkloadOptions o;
+  o.prefix = prefix;
+  o.ranks = 20;
+  const Workload w = load_workload(o);
+  EXPECT_EQ(w.groups.size(), 4u);
+  for (int r = 0; r < 20; ++r) {
+    const auto& node = w.ranks[r].nodes.front();
+    EXPECT_EQ(w.members(node.pg_name), dp[r % 4]) << "rank " << r;
   }
 }

@@ -28,6 +28,16 @@ TEST(LinkCalendar, AMessageTakesTheFirstGapLongEnough) {
   EXPECT_EQ(link.first_fit(ps(0), ps(1), 32), ps(150));  // back to back, no gap left
 }
 
+// With a slack of one cycle (the fabric's), a stream that would end less than a cycle into the
+// next booking goes before it rather than after it; one cycle more and it waits.
+TEST(LinkCalendar, SlackLetsAStreamEndJustIntoTheNextBooking) {
+  LinkCalendar strict(32), slack(32, ps(1000));
+  for (LinkCalendar* link : {&strict, &slack}) link->book(ps(10000), ps(5000), 32);
+  EXPECT_EQ(strict.first_fit(ps(0), ps(10600), 32), ps(15000));
+  EXPECT_EQ(slack.first_fit(ps(0), ps(10600), 32), ps(0));
+  EXPECT_EQ(slack.first_fit(ps(0), ps(11001), 32), ps(15000));
+}
+
 TEST(LinkCalendar, SlowerMessagesShareTheLink) {
   LinkCalendar link(128);  // an attach link: the sum of four 32-byte links
   for (int k = 0; k < 4; ++k) {

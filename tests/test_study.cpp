@@ -149,6 +149,14 @@ TEST(Study, BadGenerateAndNamedValuesAreInputErrors) {
        "give either base.workload or base.generate"},
       {"grid:\n  variant: [{platform: p.yaml}]\n", "needs 'value:'"},
       {"grid:\n  variant: [slow]\n", "a grid column of another name takes its values as mappings"},
+      {"grid:\n  case: [{value: a, workload: w, generate: {ranks: 8}}]\n",
+       "a value gives either workload or generate"},
+      {"base:\n  workload: w\ngrid:\n  case: [{value: a, generate: {ranks: 8}}]\n",
+       "base.workload: given with grid values that generate their own workload"},
+      {"grid:\n  case: [{value: a, generate: {parallelism: '2,5,2', group: tp}}]\n",
+       "key 'case.generate.parallelism': unknown group 'tp'"},
+      {"grid:\n  case: [{value: a, generate: {parallelism: '2,5', group: dp}}]\n",
+       "expected MP,DP,PP"},
   };
   for (const auto& c : cases) {
     std::ofstream(dir + "/s.yaml") << c.yaml;

@@ -64,7 +64,7 @@ void FabricNode::add_output(const topology::Link& link) {
   out.link = link;
   out.latency = cycle_ * static_cast<double>(link.latency_cycles);
   out.bytes_per_cycle = link.bytes_per_cycle;
-  out.bookings = LinkCalendar(link.bytes_per_cycle);
+  out.bookings = LinkCalendar(link.bytes_per_cycle, cycle_);
   out.flit_time = cycle_ * (static_cast<double>(params_.flit_bytes) / out.bytes_per_cycle);
   out.credits.assign(params_.vcs, static_cast<int>(params_.buffer_flits));
   out.free_vcs = params_.vcs >= 64 ? ~uint64_t{0} : (uint64_t{1} << params_.vcs) - 1;

@@ -20,6 +20,7 @@ sc_time LinkCalendar::first_fit(const sc_time& from, const sc_time& length, doub
   // Rates are sums of doubles: allow for their rounding.
   const double limit = capacity_ * (1 + 1e-9) - rate;
   const long n = static_cast<long>(steps_.size());
+  const sc_time needed = length > slack_ ? length - slack_ : sc_core::SC_ZERO_TIME;
   sc_time start = from;
   long i = step_at(start);
   for (;;) {
@@ -33,7 +34,7 @@ sc_time LinkCalendar::first_fit(const sc_time& from, const sc_time& length, doub
         fits = false;
         break;
       }
-      if (j + 1 == n || steps_[j + 1].at >= start + length) break;
+      if (j + 1 == n || steps_[j + 1].at >= start + needed) break;
     }
     if (fits) return start;
   }

@@ -18,11 +18,16 @@ namespace wafersim::hw {
 
 class LinkCalendar {
  public:
-  // `capacity`: the link's rate, in any unit the rates below share (bytes per cycle).
-  explicit LinkCalendar(double capacity = 1) : capacity_(capacity) {}
+  // `capacity`: the link's rate, in any unit the rates below share (bytes per cycle). `slack`: how
+  // far the end of an interval may run into a booking that lacks the rate (one cycle of the link's
+  // clock in the fabric): streams that meet back to back but for the rounding of their times to
+  // the cycle then follow each other, where without it one would wait for the whole of the other
+  // (a stream ending 0.6 ns into the next booking waited 5.6 us; docs/design.md).
+  explicit LinkCalendar(double capacity = 1, sc_core::sc_time slack = sc_core::SC_ZERO_TIME)
+      : capacity_(capacity), slack_(slack) {}
 
   // The earliest start at or after `from` of an interval `length` long in which the link has
-  // `rate` (<= capacity) to spare throughout.
+  // `rate` (<= capacity) to spare throughout (but for its last `slack`).
   sc_core::sc_time first_fit(const sc_core::sc_time& from, const sc_core::sc_time& length,
                              double rate) const;
   // Books `rate` over [start, start + length), which first_fit returned with nothing booked since.
@@ -45,6 +50,7 @@ class LinkCalendar {
   size_t split(const sc_core::sc_time& t);
 
   double capacity_;
+  sc_core::sc_time slack_;
   sc_core::sc_time end_;     // when the last booking ends: the link is free from then on
   std::vector<Step> steps_;  // by time; those before first_ are over
   size_t first_ = 0;

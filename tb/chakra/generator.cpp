@@ -1,6 +1,10 @@
 #include "tb/chakra/generator.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 
 namespace wafersim::chakra {
@@ -17,11 +21,94 @@ CollectiveKind collective_from_string(const std::string& text) {
       "' (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce)");
 }
 
+GroupKind group_kind_from_string(const std::string& text) {
+  if (text == "mp") return GroupKind::Mp;
+  if (text == "dp") return GroupKind::Dp;
+  if (text == "pp") return GroupKind::Pp;
+  throw std::invalid_argument("unknown group '" + text + "' (mp, dp or pp)");
+}
+
+Parallelism parallelism_from_string(const std::string& text) {
+  std::vector<int> sizes;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v < 1 || v > 4096)
+      throw std::invalid_argument("parallelism '" + text +
+                                  "': expected MP,DP,PP, three whole numbers from 1 to 4096");
+    sizes.push_back(v);
+  }
+  if (sizes.size() != 3)
+    throw std::invalid_argument("parallelism '" + text + "': expected MP,DP,PP (e.g. 2,5,2)");
+  return {sizes[0], sizes[1], sizes[2]};
+}
+
+std::vector<std::vector<int>> parallel_groups(const Parallelism& p, GroupKind kind) {
+  auto rank = [&](int m, int d, int q) { return m + p.mp * (q + p.pp * d); };
+  std::vector<std::vector<int>> groups;
+  for (int a = 0; a < (kind == GroupKind::Mp ? p.pp : p.mp); ++a)
+    for (int b = 0; b < (kind == GroupKind::Dp ? p.pp : p.dp); ++b) {
+      std::vector<int> g;
+      const int n = kind == GroupKind::Mp ? p.mp : kind == GroupKind::Dp ? p.dp : p.pp;
+      for (int i = 0; i < n; ++i)
+        g.push_back(kind == GroupKind::Mp   ? rank(i, b, a)
+                    : kind == GroupKind::Dp ? rank(a, i, b)
+                                            : rank(a, b, i));
+      groups.push_back(g);
+    }
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+void apply_parallelism(MicrobenchmarkSpec& spec, const std::string& parallelism,
+                       const std::string& group, bool ranks_given) {
+  if (parallelism.empty() != group.empty())
+    throw std::invalid_argument(
+        "parallelism and group go together: MP,DP,PP and the kind of group (mp, dp or pp) whose "
+        "collectives the workload runs");
+  if (parallelism.empty()) return;
+  const Parallelism p = parallelism_from_string(parallelism);
+  if (ranks_given && spec.ranks != p.ranks())
+    throw std::invalid_argument("parallelism " + parallelism + " needs " +
+                                std::to_string(p.ranks()) + " ranks, not " +
+                                std::to_string(spec.ranks));
+  if (p.ranks() > 4096)
+    throw std::invalid_argument("parallelism " + parallelism + ": more than 4096 ranks");
+  spec.ranks = p.ranks();
+  spec.groups = parallel_groups(p, group_kind_from_string(group));
+}
+
 void write_microbenchmark(const std::string& prefix, const MicrobenchmarkSpec& spec) {
   if (spec.ranks < 1) throw std::invalid_argument("ranks must be at least 1");
   if (spec.bytes == 0) throw std::invalid_argument("size must be above 0 bytes");
   auto dir = std::filesystem::path(prefix).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
+  std::vector<std::string> group_of(static_cast<size_t>(spec.ranks));
+  if (!spec.groups.empty()) {
+    nlohmann::json groups = nlohmann::json::object();
+    for (size_t g = 0; g < spec.groups.size(); ++g) {
+      const std::string name = std::to_string(g + 1);
+      for (int r : spec.groups[g]) {
+        if (r < 0 || r >= spec.ranks || !group_of[r].empty())
+          throw std::invalid_argument("groups: rank " + std::to_string(r) +
+                                      " is out of range or in two groups");
+        group_of[r] = name;
+      }
+      groups[name] = spec.groups[g];
+    }
+    for (int r = 0; r < spec.ranks; ++r)
+      if (group_of[r].empty())
+        throw std::invalid_argument("groups: rank " + std::to_string(r) + " is in no group");
+    std::ofstream out(dir / "workload.json");
+    out << groups.dump() << "\n";
+    if (!out) throw std::runtime_error("cannot write " + (dir / "workload.json").string());
+  }
   for (int r = 0; r < spec.ranks; ++r) {
     Trace t;
     t.version = "0.0.4";
@@ -44,6 +131,7 @@ void write_microbenchmark(const std::string& prefix, const MicrobenchmarkSpec& s
       n.kind = NodeKind::Collective;
       n.comm_type = static_cast<int64_t>(spec.collective);
       n.comm_size = spec.bytes;
+      n.pg_name = group_of[r];
       n.data_deps = previous;
       previous = {n.id};
       t.nodes.push_back(n);

@@ -67,15 +67,19 @@ uint64_t whole_number(const YAML::Node& n, const std::string& file, const std::s
                    fmt::format("'{}' is not a whole number in [{}, {}]", text, lo, hi));
 }
 
-// base.generate: {collective, bytes, ranks, iterations, compute_us}, the options of
-// `wafersim generate`.
-chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string& file) {
+// A `generate` mapping: {collective, bytes, ranks, iterations, compute_us, parallelism, group},
+// the options of `wafersim generate`, over `spec` (base.generate's, for a grid value's).
+chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string& file,
+                                         const std::string& item,
+                                         chakra::MicrobenchmarkSpec spec = {}) {
   if (!n.IsMap())
-    throw InputError(file, "base.generate",
-                     "expected a mapping: collective, bytes, ranks, iterations, compute_us");
-  chakra::MicrobenchmarkSpec spec;
+    throw InputError(file, item,
+                     "expected a mapping: collective, bytes, ranks, iterations, compute_us, "
+                     "parallelism, group");
+  std::string parallelism, group;
+  bool ranks_given = false;
   for (const auto& e : n) {
-    const std::string key = e.first.Scalar(), where = "base.generate." + key;
+    const std::string key = e.first.Scalar(), where = item + "." + key;
     if (key == "collective") {
       try {
         spec.collective = chakra::collective_from_string(scalar(e.second, file, where));
@@ -86,14 +90,26 @@ chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string&
       spec.bytes = whole_number(e.second, file, where, 1, 1ull << 50);
     } else if (key == "ranks") {
       spec.ranks = static_cast<int>(whole_number(e.second, file, where, 1, 4096));
+      ranks_given = true;
+    } else if (key == "parallelism") {
+      parallelism = scalar(e.second, file, where);
+    } else if (key == "group") {
+      group = scalar(e.second, file, where);
     } else if (key == "iterations") {
       spec.iterations = static_cast<int>(whole_number(e.second, file, where, 1, 1000000));
     } else if (key == "compute_us") {
       spec.compute_micros = whole_number(e.second, file, where, 0, 1ull << 44);
     } else {
       throw InputError(file, "key '" + where + "'",
-                       "unknown key (expected collective, bytes, ranks, iterations, compute_us)");
+                       "unknown key (expected collective, bytes, ranks, iterations, compute_us, "
+                       "parallelism, group)");
     }
+  }
+  try {
+    if (!parallelism.empty() || !group.empty()) spec.groups.clear();
+    chakra::apply_parallelism(spec, parallelism, group, ranks_given);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, "key '" + item + ".parallelism'", e.what());
   }
   return spec;
 }
@@ -104,7 +120,7 @@ void add_options(std::vector<std::string>& args, const YAML::Node& map, const st
                  const std::string& skip = "") {
   for (const auto& e : map) {
     std::string key = e.first.Scalar();
-    if (key == skip) continue;
+    if (key == skip || key == "generate") continue;  // a workload the study writes (load_generate)
     if (key == "set") {
       if (!e.second.IsSequence())
         throw InputError(file, "key 'set'", "expected a list of section.key=value");
@@ -121,17 +137,28 @@ void add_options(std::vector<std::string>& args, const YAML::Node& map, const st
 struct Row {
   std::map<std::string, std::string> values;
   std::vector<std::string> args;
+  int workload = -1;  // index into Study::workloads, or -1
 };
 
 // One grid value: a scalar sets the key itself; a mapping {value: NAME, <options>} shows NAME in
 // the column and applies its options, so one column can switch platform and settings together.
-Row grid_value(const std::string& key, const YAML::Node& v, const std::string& file) {
+// Its `generate` (over base.generate's options) is a workload of its own, added to `study`.
+Row grid_value(const std::string& key, const YAML::Node& v, const std::string& file, Study& study) {
   Row r;
   if (v.IsMap()) {
     if (!v["value"])
       throw InputError(file, "grid key '" + key + "'",
                        "a value given as a mapping needs 'value:' (the text of its column)");
     r.values[key] = scalar(v["value"], file, key + ".value");
+    if (v["generate"]) {
+      if (v["workload"])
+        throw InputError(file, "grid key '" + key + "'",
+                         "a value gives either workload or generate");
+      study.workloads.push_back(
+          load_generate(v["generate"], file, key + ".generate",
+                        study.generate.value_or(chakra::MicrobenchmarkSpec{})));
+      r.workload = static_cast<int>(study.workloads.size()) - 1;
+    }
     add_options(r.args, v, file, "value");
   } else {
     r.values[key] = scalar(v, file, key);
@@ -158,7 +185,7 @@ Study load_study(const std::string& path) {
     if (root["base"]["generate"]) {
       if (root["base"]["workload"])
         throw InputError(path, "base.generate", "give either base.workload or base.generate");
-      study.generate = load_generate(root["base"]["generate"], path);
+      study.generate = load_generate(root["base"]["generate"], path, "base.generate");
     }
     add_options(base, root["base"], path, "generate");
   }
@@ -175,12 +202,13 @@ Study load_study(const std::string& path) {
       if (rows.size() * e.second.size() > kMaxRuns)
         throw InputError(path, "grid", "more than " + std::to_string(kMaxRuns) + " runs");
       std::vector<Row> values, next;
-      for (const auto& v : e.second) values.push_back(grid_value(key, v, path));
+      for (const auto& v : e.second) values.push_back(grid_value(key, v, path, study));
       for (const auto& row : rows)
         for (const auto& value : values) {
           Row r = row;
           r.values.insert(value.values.begin(), value.values.end());
           r.args.insert(r.args.end(), value.args.begin(), value.args.end());
+          if (value.workload >= 0) r.workload = value.workload;
           next.push_back(r);
         }
       rows = next;
@@ -202,6 +230,10 @@ Study load_study(const std::string& path) {
     }
   }
   if (rows.empty()) throw InputError(path, "", "no runs: give a grid or a runs list");
+  if (!study.workloads.empty() && root["base"] && root["base"]["workload"])
+    throw InputError(path, "base.workload",
+                     "given with grid values that generate their own workload: use "
+                     "base.generate for the rest");
   if (rows.size() > kMaxRuns)
     throw InputError(path, "runs", "more than " + std::to_string(kMaxRuns) + " runs");
   int i = 0;
@@ -213,6 +245,7 @@ Study load_study(const std::string& path) {
     run.values = row.values;
     run.args = base;
     run.args.insert(run.args.end(), row.args.begin(), row.args.end());
+    run.workload = row.workload;
     study.runs.push_back(run);
   }
   return study;
@@ -230,11 +263,21 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
     chakra::write_microbenchmark(prefix, *study.generate);
     workload = {"--workload", prefix};
   }
+  std::vector<std::string> own;  // per grid value's workload, its prefix
+  for (size_t k = 0; k < study.workloads.size(); ++k) {
+    own.push_back(out_dir + "/workload/" + std::to_string(k) + "/microbenchmark");
+    chakra::write_microbenchmark(own.back(), study.workloads[k]);
+  }
   std::vector<ChildJob> children;
   for (const StudyRun& run : study.runs) {
     std::string dir = out_dir + "/" + run.id;
     ChildJob job{{"run", "--quiet", "--out", dir}, dir};
-    job.args.insert(job.args.end(), workload.begin(), workload.end());
+    if (run.workload >= 0) {
+      job.args.push_back("--workload");
+      job.args.push_back(own[static_cast<size_t>(run.workload)]);
+    } else {
+      job.args.insert(job.args.end(), workload.begin(), workload.end());
+    }
     job.args.insert(job.args.end(), run.args.begin(), run.args.end());
     children.push_back(job);
   }

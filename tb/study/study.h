@@ -15,6 +15,7 @@ struct StudyRun {
   std::string id;
   std::map<std::string, std::string> values;  // the swept values, by name
   std::vector<std::string> args;              // `wafersim run` arguments
+  int workload = -1;                          // a workload of its own (Study::workloads), or -1
 };
 
 struct Study {
@@ -24,6 +25,8 @@ struct Study {
   // `base.generate`: a microbenchmark the study writes to <out>/workload/microbenchmark and every
   // run replays, so that a study of 1,024 ranks needs no trace in the repository.
   std::optional<chakra::MicrobenchmarkSpec> generate;
+  // Grid values' own `generate`: each written to <out>/workload/<index>/microbenchmark.
+  std::vector<chakra::MicrobenchmarkSpec> workloads;
 };
 
 // Expands a study file into runs. Throws InputError naming the file and key.
