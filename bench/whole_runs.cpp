@@ -130,7 +130,9 @@ void waves(const std::string& wafersim, const std::string& dir) {
   ar.ranks = 20;
   wafersim::chakra::write_microbenchmark(dir + "/ar20/ar", ar);
   const std::string base =
-      "--platform configs/wafer_mesh_5x4.yaml --fidelity packet --workload " + dir + "/ar20/ar";
+      "--platform configs/wafer_mesh_5x4.yaml --fidelity packet --set collectives.ring_path=ranks "
+      "--workload " +
+      dir + "/ar20/ar";  // the ring of docs/performance.md's figures
   print_run("wafer 5x4 all-reduce 16 MiB, packet, no waves",
             run(wafersim, "run", base, dir + "/w0"));
   print_run("  same, --waves of every signal",

@@ -400,3 +400,37 @@ TEST(InSwitch, ValidationAndTheSymbolicExecutorCatchBrokenFlows) {
   EXPECT_NE(problem.find("rank 1 ends with the sum of 1 ranks' parts"), std::string::npos)
       << problem;
 }
+
+// A ring in a given order, odd chunks the other way round: every rank sends to its successor in
+// the order (its predecessor for odd chunks), and the plan still computes its collective, with
+// uneven blocks; an order that is not a permutation is refused.
+TEST(RingOrder, FollowsTheOrderAndAlternatesDirections) {
+  const std::vector<int> order = {0, 1, 2, 5, 4, 3};  // a cycle of a 3 x 2 grid
+  for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather}) {
+    CollectiveRequest q;
+    q.collective = c;
+    q.algorithm = Algorithm::Ring;
+    q.ranks = 6;
+    q.bytes = 6 * 1000 + 7;
+    q.splits = 2;
+    q.active_chunks = 2;
+    q.ring_order = order;
+    q.ring_alternates = true;
+    const Plan p = build_plan(q);
+    ASSERT_FALSE(p.held_once()) << to_string(c);
+    EXPECT_EQ(check_plan(p, c), "") << to_string(c);
+    for (int place = 0; place < 6; ++place) {
+      const int r = order[place];
+      const int next = order[(place + 1) % 6], prev = order[(place + 5) % 6];
+      std::vector<int> sent_to;
+      for (const Op& op : p.of(r).ops)
+        if (op.kind == OpKind::Send) sent_to.push_back(p.peer_of(r, op));
+      ASSERT_EQ(sent_to.size(), c == Collective::AllReduce ? 20u : 10u) << to_string(c);
+      const size_t half = sent_to.size() / 2;  // chunk 0's sends, then chunk 1's
+      for (size_t k = 0; k < sent_to.size(); ++k)
+        EXPECT_EQ(sent_to[k], k < half ? next : prev) << to_string(c) << " rank " << r;
+    }
+    q.ring_order = {0, 1, 2, 3, 3, 5};
+    EXPECT_THROW(build_plan(q), std::invalid_argument);
+  }
+}

@@ -1,6 +1,8 @@
 // The topology graph and its routes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "models/topology/topology.h"
 
 using namespace wafersim::topology;
@@ -177,6 +179,27 @@ TEST(Topology, FlowTreeReducesUnderLeavesAndMulticastsFromTheTop) {
   h = t.flow_hop(spine, in_port(spine, "leaf1->spine.u0"), multicast);
   EXPECT_EQ(h.inputs, 1);
   EXPECT_EQ(outs(spine, h), (Names{"spine->leaf0.u0", "spine->leaf1.u0"}));
+}
+
+// grid_cycle: every cell once, every step (and the last back to the first) to a neighbour; none
+// where the grid has no such cycle.
+TEST(Topology, GridCycleStepsToANeighbourEveryTime) {
+  for (auto [columns, rows] : std::vector<std::pair<int, int>>{
+           {5, 4}, {4, 5}, {2, 2}, {2, 3}, {3, 2}, {6, 6}, {2, 1}, {1, 2}, {7, 2}}) {
+    const std::vector<int> cycle = grid_cycle(columns, rows);
+    ASSERT_EQ(static_cast<int>(cycle.size()), columns * rows) << columns << "x" << rows;
+    std::vector<int> sorted = cycle;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < columns * rows; ++i) EXPECT_EQ(sorted[i], i);
+    for (size_t i = 0; i < cycle.size(); ++i) {
+      const int a = cycle[i], b = cycle[(i + 1) % cycle.size()];
+      const int steps = std::abs(a % columns - b % columns) + std::abs(a / columns - b / columns);
+      EXPECT_EQ(steps, cycle.size() == 1 ? 0 : 1) << columns << "x" << rows << " at " << i;
+    }
+  }
+  EXPECT_TRUE(grid_cycle(3, 3).empty());
+  EXPECT_TRUE(grid_cycle(5, 1).empty());
+  EXPECT_TRUE(grid_cycle(1, 3).empty());
 }
 
 TEST(Topology, InjectionDefaultsToTheSumOfTheRoutersLinks) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <stdexcept>
 
 namespace wafersim::collectives {
@@ -156,6 +157,7 @@ class ChunkWriter {
   }
   // Whether the plan holds the ops of `rank` (a place in the group, when there is one): all but
   // position 0 of a rotational or symmetric plan are not held.
+  uint32_t chunk() const { return chunk_; }
   bool holds(int rank) const {
     if (group_) rank = group_->members[rank];
     return rank < static_cast<int>(plan_.ranks.size());
@@ -228,32 +230,59 @@ Blocks block(int j, int n) {
 // ---- ring
 // ----------------------------------------------------------------------------------------
 
-// Reduce-scatter around the ring, rank i ending with block i reduced over all ranks: at step k it
-// sends block i-k-1 and combines block i-k-2 from its predecessor (a receive that combines takes
-// the reduction engine's time for its bytes). Returns per rank the index of its last receive.
-std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, int n, uint32_t step0) {
+// A ring's places in order: the position at each place (RingPath::at wraps round).
+struct RingPath {
+  std::vector<int> order;
+  int size() const { return static_cast<int>(order.size()); }
+  int at(int place) const { return order[static_cast<size_t>(mod(place, size()))]; }
+};
+
+// The ring chunk `chunk` goes round: the positions in the request's ring order (or 0, 1, ...),
+// backwards for odd chunks when the ring alternates (both directions of its links then carry a
+// chunk, as the Fred paper's baseline runs 2 chunks in opposite directions).
+RingPath ring_path(const CollectiveRequest& q, uint32_t chunk) {
+  RingPath path{q.ring_order};
+  if (path.order.empty()) {
+    path.order.resize(static_cast<size_t>(q.ranks));
+    std::iota(path.order.begin(), path.order.end(), 0);
+  }
+  if (q.ring_alternates && chunk % 2 == 1) std::reverse(path.order.begin(), path.order.end());
+  return path;
+}
+
+// Reduce-scatter around the ring, the rank at place q ending with its own block reduced over all
+// ranks: at step k it sends the block of the rank k + 1 places behind it and combines the block of
+// the rank k + 2 places behind from its predecessor (a receive that combines takes the reduction
+// engine's time for its bytes). Blocks are named by position, so a position ends with its own
+// block whatever the order. Returns per rank the index of its last receive.
+std::vector<int64_t> ring_reduce_scatter(ChunkWriter& w, const RingPath& path, uint32_t step0) {
+  const int n = path.size();
   std::vector<int64_t> last(n, -1);
-  for (int i = 0; i < n; ++i) {
+  for (int q = 0; q < n; ++q) {
+    const int i = path.at(q);
     if (!w.holds(i)) continue;
     int64_t prev = -1;
     for (int k = 0; k < n - 1; ++k) {
-      w.send(i, mod(i + 1, n), block(i - k - 1, n), step0 + k, after(prev));
-      prev = w.recv(i, mod(i - 1, n), block(i - k - 2, n), step0 + k, after(prev), true);
+      w.send(i, path.at(q + 1), block(path.at(q - k - 1), n), step0 + k, after(prev));
+      prev = w.recv(i, path.at(q - 1), block(path.at(q - k - 2), n), step0 + k, after(prev), true);
     }
     last[i] = prev;
   }
   return last;
 }
 
-// All-gather around the ring, rank i starting from block i: at step k it sends block i-k and
-// receives block i-k-1.
-void ring_all_gather(ChunkWriter& w, int n, uint32_t step0, const std::vector<int64_t>& start) {
-  for (int i = 0; i < n; ++i) {
+// All-gather around the ring, each rank starting from its own block: at step k the rank at place
+// q sends the block of the rank k places behind it and receives the one k + 1 places behind.
+void ring_all_gather(ChunkWriter& w, const RingPath& path, uint32_t step0,
+                     const std::vector<int64_t>& start) {
+  const int n = path.size();
+  for (int q = 0; q < n; ++q) {
+    const int i = path.at(q);
     if (!w.holds(i)) continue;
     int64_t prev = start.empty() ? -1 : start[i];
     for (int k = 0; k < n - 1; ++k) {
-      w.send(i, mod(i + 1, n), block(i - k, n), step0 + k, after(prev));
-      prev = w.recv(i, mod(i - 1, n), block(i - k - 1, n), step0 + k, after(prev));
+      w.send(i, path.at(q + 1), block(path.at(q - k), n), step0 + k, after(prev));
+      prev = w.recv(i, path.at(q - 1), block(path.at(q - k - 1), n), step0 + k, after(prev));
     }
   }
 }
@@ -454,6 +483,7 @@ void in_switch_chunk(const CollectiveRequest& q, ChunkWriter& w) {
 void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
   const int n = q.ranks;
   if (q.algorithm == Algorithm::InSwitch) return in_switch_chunk(q, w);
+  const RingPath path = q.algorithm == Algorithm::Ring ? ring_path(q, w.chunk()) : RingPath{};
   auto unsupported = [&]() {
     return std::invalid_argument(std::string(to_string(q.algorithm)) + " does not implement " +
                                  to_string(q.collective));
@@ -462,7 +492,7 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
     case Collective::AllReduce:
       switch (q.algorithm) {
         case Algorithm::Ring:
-          ring_all_gather(w, n, n, ring_reduce_scatter(w, n, 0));
+          ring_all_gather(w, path, n, ring_reduce_scatter(w, path, 0));
           return;
         case Algorithm::Direct:
           direct_all_gather(w, n, 1, direct_reduce_scatter(w, n, 0));
@@ -485,7 +515,7 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
     case Collective::ReduceScatter:
       switch (q.algorithm) {
         case Algorithm::Ring:
-          ring_reduce_scatter(w, n, 0);
+          ring_reduce_scatter(w, path, 0);
           return;
         case Algorithm::Direct:
           direct_reduce_scatter(w, n, 0);
@@ -499,7 +529,7 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
     case Collective::AllGather:  // block i is rank i's input
       switch (q.algorithm) {
         case Algorithm::Ring:
-          ring_all_gather(w, n, 0, {});
+          ring_all_gather(w, path, 0, {});
           return;
         case Algorithm::Direct:
           direct_all_gather(w, n, 0, {});
@@ -588,7 +618,7 @@ bool power_of_two(int n) {
 // peers are the next and previous ranks, or a fixed distance away) when every block of every chunk
 // has the same size.
 bool rotational(const CollectiveRequest& q, int splits) {
-  if (q.algorithm != Algorithm::Ring) return false;
+  if (q.algorithm != Algorithm::Ring || !q.ring_order.empty() || q.ring_alternates) return false;
   switch (q.collective) {
     case Collective::AllGather:  // each rank's block is comm_size
       return true;
@@ -639,6 +669,13 @@ Plan build_plan(const CollectiveRequest& q) {
   if (q.algorithm == Algorithm::HalvingDoubling && !power_of_two(q.ranks))
     throw std::invalid_argument("halving_doubling needs a power-of-two rank count, got " +
                                 std::to_string(q.ranks));
+  if (!q.ring_order.empty()) {
+    std::vector<int> sorted = q.ring_order;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < q.ranks; ++i)
+      if (sorted.size() != static_cast<size_t>(q.ranks) || sorted[i] != i)
+        throw std::invalid_argument("the ring order must list every position once");
+  }
   Plan plan;
   plan.algorithm = to_string(q.algorithm);
   plan.ranks.resize(q.ranks);

@@ -3,6 +3,7 @@
 // over `ranks` participants, split into `splits` chunks of which at most `active_chunks` run at
 // once per rank.
 #include <string>
+#include <vector>
 
 #include "models/collectives/plan.h"
 
@@ -37,6 +38,10 @@ struct CollectiveRequest {
   int splits = 1;         // chunks the collective is cut into
   int active_chunks = 1;  // chunks in flight at once per rank (0 = all)
   int root = 0;           // Broadcast / Reduce
+  // Ring all-reduce, reduce-scatter and all-gather: the positions in their order round the ring
+  // (empty: 0, 1, ..., n - 1), and whether odd chunks go round the other way.
+  std::vector<int> ring_order;
+  bool ring_alternates = false;
 };
 
 // Throws std::invalid_argument when the algorithm does not support the request (e.g.

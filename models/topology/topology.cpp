@@ -607,4 +607,25 @@ double Topology::flow_bytes_per_cycle(const FlowEnds& flow) const {
   return narrowest;
 }
 
+std::vector<int> grid_cycle(int columns, int rows) {
+  if (columns < 1 || rows < 1) return {};
+  if (columns * rows <= 2) {  // one cell, or two neighbours: there and back
+    std::vector<int> cells(static_cast<size_t>(columns * rows));
+    for (size_t i = 0; i < cells.size(); ++i) cells[i] = static_cast<int>(i);
+    return cells;
+  }
+  if (columns == 1 || rows == 1 || (columns % 2 == 1 && rows % 2 == 1)) return {};
+  if (rows % 2 == 1) {  // columns even: walk the transposed grid and map its cells back
+    std::vector<int> cells = grid_cycle(rows, columns);
+    for (int& c : cells) c = c / rows + columns * (c % rows);
+    return cells;
+  }
+  std::vector<int> cells;
+  for (int x = 0; x < columns; ++x) cells.push_back(x);
+  for (int y = 1; y < rows; ++y)  // row 1 right to left, row 2 left to right, ...
+    for (int k = 1; k < columns; ++k) cells.push_back((y % 2 == 1 ? columns - k : k) + columns * y);
+  for (int y = rows - 1; y >= 1; --y) cells.push_back(columns * y);
+  return cells;
+}
+
 }  // namespace wafersim::topology

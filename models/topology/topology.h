@@ -120,6 +120,12 @@ struct Link {
   std::string name;
 };
 
+// A cycle through every cell of a `columns` x `rows` grid (cell x + columns * y) whose every step
+// goes to a neighbouring cell: along row 0, back and forth over the other rows (leaving column 0
+// out), then up column 0; transposed when `rows` is odd and `columns` even. Empty when there is
+// none (both odd, or a line of more than 2 cells).
+std::vector<int> grid_cycle(int columns, int rows);
+
 class Topology {
  public:
   // Validates the spec (throws std::invalid_argument naming the key) and builds the graph and

@@ -258,6 +258,9 @@ const std::map<std::string, Setter>& setters() {
       {"collectives.dataset_splits",
        number(FIELD(collectives.dataset_splits), 1, true, kMaxSplits)},
       {"collectives.active_chunks", active_chunks()},
+      {"collectives.ring_path", choice(FIELD(collectives.ring_path),
+                                       {{"ranks", CollectiveConfig::RingPath::Ranks},
+                                        {"mesh_cycle", CollectiveConfig::RingPath::MeshCycle}})},
       {"collectives.verify_max_ops", number(FIELD(collectives.verify_max_ops), 0, true, 1e10)},
       {"collectives.tacos_chunks_per_npu",
        number(FIELD(collectives.tacos_chunks_per_npu), 1, true, 4096)},
@@ -474,7 +477,10 @@ void check_dimensions(const PlatformSpec& spec) {
                      fmt::format("the dimensions' sizes multiply to {:g} NPUs, more than {:g} "
                                  "(docs/config.md, Limits)",
                                  npus, kMaxNpus));
-  const size_t dims = n.shape == topology::Shape::Mesh ? 0 : std::max<size_t>(1, n.dims.size());
+  // A mesh is the grid of its columns and rows for hierarchical collectives, a tree the grid of
+  // the places in a leaf and the leaves (docs/collectives.md).
+  const bool grid = n.shape == topology::Shape::Mesh || n.shape == topology::Shape::Tree;
+  const size_t dims = grid ? 2 : std::max<size_t>(1, n.dims.size());
   const auto& limits = spec.collectives.active_chunks_per_dim;
   if (!limits.empty() && limits.size() != dims)
     throw InputError(file, "collectives.active_chunks",
@@ -539,6 +545,12 @@ void check_platform(const PlatformSpec& spec) {
         fmt::format("must be 0 (the sum of the router's links) or at least {:g}, got {:g}",
                     kMinBandwidthGbps, n.injection_bandwidth_gbps));
   check_flows(spec);
+  if (spec.collectives.ring_path == CollectiveConfig::RingPath::MeshCycle &&
+      n.shape != topology::Shape::Mesh)
+    throw InputError(file, "collectives.ring_path",
+                     fmt::format("mesh_cycle follows a cycle of a mesh's links; this network is "
+                                 "a {}",
+                                 topology::to_string(n.shape)));
   if (f.packet_bytes < f.flit_bytes)
     throw InputError(file, "fabric.packet_bytes",
                      fmt::format("a packet of {} bytes is smaller than one flit ({} bytes, "

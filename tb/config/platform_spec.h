@@ -63,6 +63,12 @@ struct CollectiveConfig {
   // Plans up to this many ops (over all ranks) are run by the symbolic executor before the
   // simulation (models/collectives/symbolic.h); larger ones are not re-checked.
   double verify_max_ops = 1 << 20;
+  // Flat ring all-reduces, reduce-scatters and all-gathers: `Ranks` goes round the communicator
+  // in rank order, one way; `MeshCycle` (a mesh only) follows a cycle of the group's grid whose
+  // every step is one link, odd chunks the other way round (the Fred paper's baseline), where the
+  // group is a grid of the mesh that has such a cycle (else it goes in rank order, one way).
+  enum class RingPath { Ranks, MeshCycle };
+  RingPath ring_path = RingPath::Ranks;
   // `tacos` implementations: chunks per NPU and the matching's seed (models/tacos).
   int tacos_chunks_per_npu = 1;
   double tacos_seed = 1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "models/collectives/symbolic.h"
 #include "models/common/error.h"
@@ -39,12 +40,35 @@ std::string grid_name(const std::vector<collectives::DimensionGroup>& dims) {
 
 }  // namespace
 
+namespace {
+// A mesh's columns or a tree's NPUs per leaf: the size of dimension 0 of the grid it counts as;
+// 0 for a network of dimensions.
+int line_length(const topology::Topology& topology) {
+  const auto& n = topology.spec();
+  return n.shape == topology::Shape::Mesh   ? n.mesh_x
+         : n.shape == topology::Shape::Tree ? n.leaf_npus
+                                            : 0;
+}
+}  // namespace
+
 std::vector<int> grid_extents(const topology::Topology& topology, const std::vector<int>& members) {
   for (size_t i = 0; i < members.size(); ++i)
     if (members[i] < 0 || members[i] >= topology.npu_count() ||
         (i > 0 && members[i] <= members[i - 1]))
       return {};
-  const std::vector<int> extents = topology.extents(members);
+  // A mesh's grid: its columns and rows (rank = x + mesh_x * y); a tree's: the places in a leaf
+  // and the leaves (rank = place + leaf_npus * leaf).
+  std::vector<int> extents;
+  if (const int columns = line_length(topology); columns > 0) {
+    std::set<int> xs, ys;
+    for (int r : members) {
+      xs.insert(r % columns);
+      ys.insert(r / columns);
+    }
+    extents = {static_cast<int>(xs.size()), static_cast<int>(ys.size())};
+  } else {
+    extents = topology.extents(members);
+  }
   // Distinct members, each a combination of the coordinates they have: as many as the
   // combinations means every combination is there.
   uint64_t combinations = 1;
@@ -121,15 +145,17 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
     everyone.resize(static_cast<size_t>(std::max(q.ranks, 0)));
     std::iota(everyone.begin(), everyone.end(), 0);
   }
-  const std::vector<collectives::DimensionGroup> dims =
-      hierarchical_dims(q, impl, members ? *members : everyone);
+  const std::vector<int>& group = members ? *members : everyone;
+  const std::vector<collectives::DimensionGroup> dims = hierarchical_dims(q, impl, group);
+  if (dims.empty()) mesh_cycle(q, impl, group);
   // Everything the plan depends on: a barrier (one split) must not meet an all-reduce of the same
   // size cut into chunks, nor a broadcast one with another root. (Imported files are read once per
   // run, so their name stands for their content.)
   const std::string key = std::string(to_string(q.collective)) + "/" + impl.name() + "/" +
                           std::to_string(q.ranks) + "/" + std::to_string(q.bytes) + "/" +
                           std::to_string(q.splits) + "/" + std::to_string(q.active_chunks) + "/" +
-                          std::to_string(q.root) + "/" + grid_name(dims);
+                          std::to_string(q.root) + "/" + grid_name(dims) +
+                          (q.ring_alternates ? "/cycle" : "");
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   Entry entry{nullptr, q.collective, true};
@@ -174,6 +200,23 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
   return entry;
 }
 
+void PlanLibrary::mesh_cycle(collectives::CollectiveRequest& q, const Implementation& impl,
+                             const std::vector<int>& members) const {
+  const bool ring_collective = q.collective == Collective::AllReduce ||
+                               q.collective == Collective::ReduceScatter ||
+                               q.collective == Collective::AllGather;
+  if (config_.ring_path != CollectiveConfig::RingPath::MeshCycle || !topology_ ||
+      !ring_collective || impl.source != Implementation::Source::BuiltIn ||
+      q.algorithm != collectives::Algorithm::Ring)
+    return;
+  // A group that is no grid of the mesh, or a grid with no such cycle (a line, both sides odd),
+  // keeps the logical ring in rank order, one way round (the paper's ring for NPU subsets).
+  const std::vector<int> extents = grid_extents(*topology_, members);
+  if (extents.size() != 2) return;
+  q.ring_order = topology::grid_cycle(extents[0], extents[1]);
+  q.ring_alternates = !q.ring_order.empty();
+}
+
 std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
     const collectives::CollectiveRequest& q, const Implementation& impl,
     const std::vector<int>& members) const {
@@ -186,9 +229,13 @@ std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
   const bool hierarchical = q.collective == Collective::AllReduce ||
                             q.collective == Collective::ReduceScatter ||
                             q.collective == Collective::AllGather || (all_to_all && !relayed);
-  if (!topology_ || topology_->dims().size() < 2 || !hierarchical ||
-      impl.source != Implementation::Source::BuiltIn)
-    return {};
+  if (!topology_ || !hierarchical || impl.source != Implementation::Source::BuiltIn) return {};
+  // A mesh is a grid of its columns and rows, a tree of the places in a leaf and the leaves, when
+  // the platform names an algorithm per dimension (`ring,ring`): hierarchical rings, on a mesh's
+  // lines (routed X then Y), or within each leaf and then across the leaves (the NPUs at one place
+  // of every leaf, over the uplink of that place under d-mod-k).
+  const bool grid = line_length(*topology_) > 0;
+  if (grid ? impl.per_dim.size() != 2 : topology_->dims().size() < 2) return {};
   if (members != grid_members_) {
     grid_ = grid_extents(*topology_, members);
     grid_members_ = members;
@@ -196,13 +243,25 @@ std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(
   const std::vector<int>& extents = grid_;
   if (extents.empty()) return {};
   std::vector<collectives::DimensionGroup> dims;
-  for (size_t d = 0; d < topology_->dims().size(); ++d) {
-    const topology::Dimension& dim = topology_->dims()[d];
+  for (size_t d = 0; d < extents.size(); ++d) {
     collectives::DimensionGroup g;
     g.size = extents[d];
-    g.bandwidth_gbps = topology_->npu_bandwidth_gbps(static_cast<int>(d));
     g.active_chunks = config_.active_chunks_per_dim.empty() ? config_.active_chunks
                                                             : config_.active_chunks_per_dim[d];
+    if (grid) {  // mesh: an NPU's two links along the line; tree: its link, its uplink share
+      const auto& n = topology_->spec();
+      if (n.shape == topology::Shape::Tree)
+        g.bandwidth_gbps =
+            d == 0 ? n.link_bandwidth_gbps : n.uplink_bandwidth_gbps * n.uplinks / n.leaf_npus;
+      else
+        g.bandwidth_gbps = 2 * (d == 1 && n.link_bandwidth_y_gbps > 0 ? n.link_bandwidth_y_gbps
+                                                                      : n.link_bandwidth_gbps);
+      g.algorithm = impl.per_dim[d];
+      dims.push_back(g);
+      continue;
+    }
+    const topology::Dimension& dim = topology_->dims()[d];
+    g.bandwidth_gbps = topology_->npu_bandwidth_gbps(static_cast<int>(d));
     if (!impl.per_dim.empty())
       g.algorithm = impl.per_dim[d];
     else if (impl.named || all_to_all)

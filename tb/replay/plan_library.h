@@ -21,7 +21,8 @@ namespace wafersim::tb {
 // Per dimension of `topology`, how many of its coordinates the group `members` spans (1 where it
 // spans none), when the group is every combination of those coordinates listed by ascending NPU
 // id: position p then decomposes like an NPU id, dimension 0 varying fastest, as a hierarchical
-// plan numbers its positions. Empty when the group is not such a grid.
+// plan numbers its positions. Empty when the group is not such a grid. A mesh counts as the grid
+// of its columns (dimension 0) and rows, a tree as that of the places in a leaf and the leaves.
 std::vector<int> grid_extents(const topology::Topology& topology, const std::vector<int>& members);
 
 // What a transfer costs on the fabric beyond its links, for TACOS synthesis (models/tacos).
@@ -58,6 +59,10 @@ class PlanLibrary {
   // group's extent in it and with its algorithm (the setting's per-dimension list; the one named
   // algorithm; or ring on a Ring, direct on a FullyConnected and halving-doubling on a Switch).
   // Empty: a flat plan.
+  // collectives.ring_path mesh_cycle: a flat ring over a grid of the mesh follows a cycle of its
+  // links (topology::grid_cycle), odd chunks the other way round.
+  void mesh_cycle(collectives::CollectiveRequest& q, const Implementation& impl,
+                  const std::vector<int>& members) const;
   std::vector<collectives::DimensionGroup> hierarchical_dims(
       const collectives::CollectiveRequest& q, const Implementation& impl,
       const std::vector<int>& members) const;
