@@ -3,7 +3,7 @@
 // and its peak RSS and CPU time.
 // Usage: wafersim_bench [path/to/wafersim]
 //                       [all | collectives | traffic | waves | import | data | synth | multidim |
-//                        themis]
+//                        fred | themis]
 // `themis` (the whole Themis study, about 18 minutes on 2 cores) is not part of `all`.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -307,6 +307,32 @@ void themis(const std::string& wafersim, const std::string& dir) {
   std::printf("  sum of the runs' own wall times %.1f s\n", run_seconds);
 }
 
+// The Fred fabric's speed cases (issue 12): a wafer-wide 1 GiB all-reduce on Fred-D (in-switch
+// flows, which run at message fidelity) and on the mesh at packet and message fidelity, and the
+// whole microbenchmark study.
+void fred(const std::string& wafersim, const std::string& dir) {
+  wafersim::chakra::MicrobenchmarkSpec ar;
+  ar.bytes = 1ull << 30;
+  ar.ranks = 20;
+  const std::string prefix = dir + "/fred/ar";
+  wafersim::chakra::write_microbenchmark(prefix, ar);
+  print_run(
+      "Fred-D in-switch all-reduce 1 GiB, 20 NPUs, message",
+      run(wafersim, "run", "--platform configs/fred_d.yaml --workload " + prefix, dir + "/fred/d"));
+  print_run("5x4 mesh all-reduce 1 GiB, rings on a cycle, packet",
+            run(wafersim, "run",
+                "--platform configs/wafer_mesh_5x4.yaml --fidelity packet --workload " + prefix,
+                dir + "/fred/mesh"));
+  print_run("5x4 mesh all-reduce 1 GiB, rings on a cycle, message",
+            run(wafersim, "run",
+                "--platform configs/wafer_mesh_5x4.yaml --fidelity message --workload " + prefix,
+                dir + "/fred/mesh_message"));
+  const Figures study = run(wafersim, "study", "configs/studies/fred_microbench.yaml -j 2",
+                            dir + "/fred/study", "results.csv", false);
+  std::printf("%-62s wall %7.2f s  CPU %7.2f s\n", "Fred microbenchmark study, 20 runs, -j 2",
+              study.wall_s, study.cpu_s);
+}
+
 }  // namespace
 
 // libsystemc (linked through the testbench library) references sc_main; the bench never elaborates.
@@ -325,6 +351,7 @@ int main(int argc, char** argv) {
   if (which == "all" || which == "data") data(wafersim, dir);
   if (which == "all" || which == "synth") synth();
   if (which == "all" || which == "multidim") multidim(wafersim, dir);
+  if (which == "all" || which == "fred") fred(wafersim, dir);
   if (which == "themis") themis(wafersim, dir);
   return 0;
 }
