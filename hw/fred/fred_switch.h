@@ -24,9 +24,6 @@ class FredSwitch : public Router {
   FredSwitch(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
              const topology::Topology& topology, int node);
 
-  // Flow sums this switch still waits to complete (for deadlock reports).
-  size_t flows_waiting() const { return waiting_.size(); }
-
  private:
   void on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                   const sc_core::sc_time& arrival) override;

@@ -107,7 +107,7 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
       post_receive(trans, c->peer, c->tag);
       return;
     case CommandKind::Flow:
-      if (c->flow_input) join_flow(trans);
+      if (c->flow_input && !join_flow(trans)) return;  // completed with the error
       if (c->flow_output) post_receive(trans, kFlowSource, c->tag);
       return;
   }
@@ -122,13 +122,13 @@ void Npu::post_receive(tlm::tlm_generic_payload& trans, int src, uint64_t tag) {
     posted_.push(key, &trans);
 }
 
-void Npu::join_flow(tlm::tlm_generic_payload& trans) {
+bool Npu::join_flow(tlm::tlm_generic_payload& trans) {
   CommandExt* c = &command_of(trans);
   FlowTransfer* flow = flows_.join(c->tag, c->flow, c->bytes);
   if (!flow) {  // the flow runs with other bytes: the ranks disagree (reported by the driver)
     c->received_bytes = 0;
     complete(trans, tlm::TLM_GENERIC_ERROR_RESPONSE);
-    return;
+    return false;
   }
   Message* m = messages_.acquire();
   m->id = (static_cast<uint64_t>(rank_) << 40) | next_message_id_++;
@@ -143,6 +143,7 @@ void Npu::join_flow(tlm::tlm_generic_payload& trans) {
   stats_.messages_sent++;
   stats_.bytes_sent += c->bytes;
   nic_->send(m);
+  return true;
 }
 
 void Npu::delivered(Message* m) {

@@ -125,8 +125,9 @@ class Npu : public sc_core::sc_module {
   void match(tlm::tlm_generic_payload& recv, Message* m);
   // Posts a receive for (src, tag), or matches the message already in.
   void post_receive(tlm::tlm_generic_payload& trans, int src, uint64_t tag);
-  // Sends this NPU's contribution to the flow the command names.
-  void join_flow(tlm::tlm_generic_payload& trans);
+  // Sends this NPU's contribution to the flow the command names; false (the command completed
+  // with an error) when the flow already runs with other bytes.
+  bool join_flow(tlm::tlm_generic_payload& trans);
   void delivered(Message* m);
   sc_core::sc_time cycles_for(double ns) const;
 

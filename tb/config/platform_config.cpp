@@ -511,6 +511,11 @@ void check_flows(const PlatformSpec& spec) {
         (impl->algorithm == collectives::Algorithm::InSwitch ||
          std::count(impl->per_dim.begin(), impl->per_dim.end(), collectives::Algorithm::InSwitch));
     if (!in_switch) continue;
+    if (!impl->per_dim.empty())
+      throw InputError(file, key,
+                       fmt::format("'{}': in_switch is one flow over the whole group, not a "
+                                   "dimension's algorithm: name it alone",
+                                   impl->name()));
     if (impl == &spec.collectives.all_to_all)
       throw InputError(file, key,
                        "in_switch: an all-to-all is unicasts, not a flow (use direct or pairwise)");
