@@ -147,15 +147,14 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
   }
   const std::vector<int>& group = members ? *members : everyone;
   const std::vector<collectives::DimensionGroup> dims = hierarchical_dims(q, impl, group);
-  if (dims.empty()) mesh_cycle(q, impl, group);
+  const std::string cycle = dims.empty() ? mesh_cycle(q, impl, group) : "";
   // Everything the plan depends on: a barrier (one split) must not meet an all-reduce of the same
   // size cut into chunks, nor a broadcast one with another root. (Imported files are read once per
   // run, so their name stands for their content.)
   const std::string key = std::string(to_string(q.collective)) + "/" + impl.name() + "/" +
                           std::to_string(q.ranks) + "/" + std::to_string(q.bytes) + "/" +
                           std::to_string(q.splits) + "/" + std::to_string(q.active_chunks) + "/" +
-                          std::to_string(q.root) + "/" + grid_name(dims) +
-                          (q.ring_alternates ? "/cycle" : "");
+                          std::to_string(q.root) + "/" + grid_name(dims) + cycle;
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   Entry entry{nullptr, q.collective, true};
@@ -200,21 +199,25 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
   return entry;
 }
 
-void PlanLibrary::mesh_cycle(collectives::CollectiveRequest& q, const Implementation& impl,
-                             const std::vector<int>& members) const {
+std::string PlanLibrary::mesh_cycle(collectives::CollectiveRequest& q, const Implementation& impl,
+                                    const std::vector<int>& members) const {
   const bool ring_collective = q.collective == Collective::AllReduce ||
                                q.collective == Collective::ReduceScatter ||
                                q.collective == Collective::AllGather;
   if (config_.ring_path != CollectiveConfig::RingPath::MeshCycle || !topology_ ||
       !ring_collective || impl.source != Implementation::Source::BuiltIn ||
       q.algorithm != collectives::Algorithm::Ring)
-    return;
+    return "";
   // A group that is no grid of the mesh, or a grid with no such cycle (a line, both sides odd),
   // keeps the logical ring in rank order, one way round (the paper's ring for NPU subsets).
   const std::vector<int> extents = grid_extents(*topology_, members);
-  if (extents.size() != 2) return;
+  if (extents.size() != 2) return "";
   q.ring_order = topology::grid_cycle(extents[0], extents[1]);
   q.ring_alternates = !q.ring_order.empty();
+  // Groups of one size but another shape go round other cycles: the shape is part of the plan.
+  return q.ring_alternates
+             ? "/cycle:" + std::to_string(extents[0]) + "x" + std::to_string(extents[1])
+             : "";
 }
 
 std::vector<collectives::DimensionGroup> PlanLibrary::hierarchical_dims(

@@ -60,9 +60,10 @@ class PlanLibrary {
   // algorithm; or ring on a Ring, direct on a FullyConnected and halving-doubling on a Switch).
   // Empty: a flat plan.
   // collectives.ring_path mesh_cycle: a flat ring over a grid of the mesh follows a cycle of its
-  // links (topology::grid_cycle), odd chunks the other way round.
-  void mesh_cycle(collectives::CollectiveRequest& q, const Implementation& impl,
-                  const std::vector<int>& members) const;
+  // links (topology::grid_cycle), odd chunks the other way round. Returns what the plan's cache
+  // key needs of it ("" when the ring keeps rank order).
+  std::string mesh_cycle(collectives::CollectiveRequest& q, const Implementation& impl,
+                         const std::vector<int>& members) const;
   std::vector<collectives::DimensionGroup> hierarchical_dims(
       const collectives::CollectiveRequest& q, const Implementation& impl,
       const std::vector<int>& members) const;
