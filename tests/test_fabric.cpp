@@ -146,9 +146,9 @@ TEST(Fabric, HotspotBlocksAVictimUnlessVirtualChannelsLetItPass) {
 // to the NPU at the same place in leaf 1 at once, each flow on its own uplink (d-mod-k). On
 // Fred-A an uplink is 375 GB/s: B / 375 cycles; on Fred-C 3 TB/s, as fast as the NPU's link: B /
 // 3,000. Then all 4 send to NPU 4 alone: its downlink and its own link carry all, 4B / 375 on
-// Fred-A and 4B / 3,000 on Fred-C. Latency on top: 4 links of 20 ns and 3 switches of 4 cycles,
-// plus packet overheads. Buffers of 400 flits (200 KB) cover the credit round trip of a 3 TB/s
-// link with 20 ns each way; the configs' 24 KB per VC do not (docs/validation.md, Fred).
+// Fred-A and 4B / 3,000 on Fred-C. Latency on top: 4 links of 20 ns and 3 switches of 8 to 10
+// cycles, plus packet overheads. Buffers of 400 flits (200 KB) cover the credit round trip of a 3
+// TB/s link with 20 ns each way; the configs' 24 KB per VC do not (docs/validation.md, Fred).
 TEST(Fabric, TreeUplinksCarryTheirShare) {
   const uint64_t bytes = 3 << 20;
   const auto spread = write_flows(temp_dir("tree_spread"), 20,

@@ -50,7 +50,7 @@ double link_bytes(const nlohmann::json& report, const std::string& src, const st
 
 // Fred-D, one chunk: an all-reduce, reduce-scatter, reduce or broadcast of B bytes is one stream
 // of B per NPU (the reduce-scatter's n serial reduces add up to B) at the 3 TB/s of every link
-// on the way: B / 3,000 ns plus 4 links of 20 ns, 3 switches of 4 cycles and the headers. An
+// on the way: B / 3,000 ns plus 4 links of 20 ns, 3 switches of 8 to 10 cycles and the headers. An
 // all-gather of s bytes per rank is 20 multicasts one after another: each NPU's link from its
 // leaf carries 19 of them, 19 s / 3,000.
 TEST(FredFabric, InSwitchCollectivesStreamAtTheLinkRate) {
@@ -70,9 +70,27 @@ TEST(FredFabric, InSwitchCollectivesStreamAtTheLinkRate) {
   EXPECT_LT(t, 19 * input * kHeader / 3000.0 + 120);
 }
 
+// A Fred switch's traversal is its Fred_m(P)'s blocks, fabric.fred_stage_cycles each. Fred-D's
+// leaves have 8 ports (4 NPUs, 4 uplinks): Fred_3(8) = input stage + Fred_3(4) + output stage,
+// Fred_3(4) = 2 + Fred_3(2), a base switch: 5 blocks. Its spine has 20 (5 leaves x 4 uplinks):
+// 20 -> 10 -> 5 -> the base Fred_3(3) (5 is odd: 2 pairs and the odd port), 2 + 2 + 2 + 1 = 7. A
+// wafer-wide all-reduce of one chunk crosses leaf, spine and leaf: every extra cycle per block
+// adds 5 + 7 + 5 = 17 cycles (1 ns each) to its time.
+TEST(FredFabric, EachInterconnectStageAddsItsCycles) {
+  const std::string prefix = workload("stages", "all_reduce", 64 << 10);
+  std::map<int, double> t;
+  for (int cycles : {0, 1, 4})
+    t[cycles] = run("configs/fred_d.yaml", prefix,
+                    "collectives.dataset_splits=1 fabric.fred_stage_cycles=" +
+                        std::to_string(cycles))["makespan_ns"]
+                    .get<double>();
+  EXPECT_DOUBLE_EQ(t[1] - t[0], 17);
+  EXPECT_DOUBLE_EQ(t[4] - t[1], 3 * 17);
+}
+
 // The traffic fact of PAPERS.md section 1: an endpoint all-reduce sends 2 (N - 1) / N x D per
 // NPU, an in-network one D. Measured on NPU 0's link into its leaf: Fred-D's in-switch flows
-// against Fred-C's ring (the same tree, routers for switches), both at message fidelity.
+// against Fred-C's ring (the same tree, its switches carrying unicasts), both at message fidelity.
 TEST(FredFabric, AnInNetworkAllReduceSendsHalfTheTraffic) {
   const uint64_t bytes = 8 << 20;
   const std::string prefix = workload("traffic", "all_reduce", bytes);

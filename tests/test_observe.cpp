@@ -196,6 +196,50 @@ TEST(Observe, WaveformIsValidAndAgreesWithTheReport) {
   EXPECT_EQ(listed, static_cast<int>(vcd.id_of.size()));
 }
 
+// A Fred switch's view (waves/fred_switch.gtkw): a wafer-wide in-switch all-reduce of one chunk is
+// one flow. Leaf 0 reduces its four NPUs' data on the way up and distributes the total to them on
+// the way down; the spine reduces the five leaves' sums and distributes the total at once, for as
+// long as it streams: B / 3,000 ns. The phase is that of the run's first collective (1).
+TEST(Observe, FredSwitchWaveformShowsItsFunctionsAndPhase) {
+  const std::string dir = temp_dir("fred_waves");
+  const uint64_t bytes = 3 << 20;
+  auto r = wafersim::testing::wafersim(
+      "run --quiet --platform " + source("configs/fred_d.yaml") + " --workload " +
+      write_all_reduce(dir, 20, bytes) + " --set collectives.dataset_splits=1 --out " + dir +
+      " --waves " + dir + "/run.vcd --waves-select 'platform.leaf0.*' 'platform.spine.*'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Vcd vcd = parse_vcd(dir + "/run.vcd");
+  auto changes = [&](const std::string& name) {
+    EXPECT_TRUE(vcd.id_of.count(name)) << name;
+    return vcd.id_of.count(name) ? vcd.changes.at(vcd.id_of.at(name))
+                                 : std::vector<std::pair<uint64_t, uint64_t>>{};
+  };
+  // Each function is on once: (start, end) in ps.
+  auto once = [&](const std::string& name) {
+    const auto c = changes(name);
+    EXPECT_EQ(c.size(), 3u) << name;  // the initial 0, on, off
+    if (c.size() != 3) return std::make_pair(uint64_t{0}, uint64_t{0});
+    EXPECT_EQ(c[1].second, 1u) << name;
+    EXPECT_EQ(c[2].second, 0u) << name;
+    return std::make_pair(c[1].first, c[2].first);
+  };
+  const auto leaf_reduce = once("platform.leaf0.reduce");
+  const auto leaf_distribute = once("platform.leaf0.distribute");
+  const auto spine_reduce = once("platform.spine.reduce");
+  const auto spine_distribute = once("platform.spine.distribute");
+  const double stream_ps = bytes * (1 + 6.0 / 4096) / 3000.0 * 1000;
+  EXPECT_NEAR(spine_reduce.second - spine_reduce.first, stream_ps, 2000);
+  EXPECT_EQ(spine_distribute, spine_reduce);
+  EXPECT_LT(leaf_reduce.first, spine_reduce.first);
+  EXPECT_GT(leaf_distribute.first, spine_reduce.first);
+  const auto phase = changes("platform.leaf0.phase");
+  ASSERT_FALSE(phase.empty());
+  EXPECT_EQ(phase.back().second, 1u);
+  // A leaf's four uplinks are four links, each with its own signals.
+  for (int k = 0; k < 4; ++k)
+    EXPECT_TRUE(vcd.id_of.count("platform.leaf0.to_spine.u" + std::to_string(k) + ".busy")) << k;
+}
+
 // More than a million value changes: the recorder writes them out while the run goes on (every
 // million, those before the current time), and the file still agrees with the report.
 TEST(Observe, LongWaveformIsWrittenAsTheRunGoes) {

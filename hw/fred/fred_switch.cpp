@@ -3,13 +3,31 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "hw/proto/probe.h"
+
 namespace wafersim::hw {
 
 using sc_core::sc_time;
 
+FabricParams FredSwitch::with_datapath(FabricParams params, const fred::Interconnect& net) {
+  params.switch_traversal_delay_cycles =
+      static_cast<uint32_t>(net.stages()) * params.fred_stage_cycles;
+  return params;
+}
+
+namespace {
+// Fred_m(P) for a switch's ports.
+fred::Interconnect interconnect_of(const topology::Topology& topology, int node) {
+  return fred::Interconnect(static_cast<int>(topology.out_links(node).size()),
+                            FredSwitch::kMiddles);
+}
+}  // namespace
+
+// The router base takes its traversal time from the interconnect before the member is built.
 FredSwitch::FredSwitch(sc_core::sc_module_name name, const FabricParams& params,
                        FabricShared shared, const topology::Topology& topology, int node)
-    : Router(name, params, shared, topology, node),
+    : Router(name, with_datapath(params, interconnect_of(topology, node)), shared, topology, node),
+      interconnect_(interconnect_of(topology, node)),
       topology_(topology),
       node_(node),
       messages_(shared.messages) {}
@@ -45,6 +63,7 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   TransferExt out = unit;
   out.tail_at = sum.tail;
   waiting_.erase(key);
+  sc_time last_end = depart;
   for (int port : hop.ports) {
     const topology::Node& next = topology_.nodes()[outputs_[port].link.dst];
     if (next.kind == topology::NodeKind::Npu) {  // the sum for one output: a message of its own
@@ -65,6 +84,15 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
     const LinkSlot slot = transmit(port, out, depart);
     if (out.message != &flow.carrier) out.message->injected = slot.start;
     if (slot.start > depart) outputs_[port].stats.stall += slot.start - depart;
+    last_end = std::max(last_end, slot.end);
+  }
+  if (Probe* p = probe()) {
+    // The micro-switch functions this flow enables while its sum streams through: reductions
+    // where it joins several inputs, distributions where it leaves on several outputs.
+    p->switch_phase(node_, (flow.tag >> 32) + 1, depart);
+    if (hop.inputs > 1) p->switch_function(node_, SwitchFunction::Reduce, depart, last_end);
+    if (hop.ports.size() > 1)
+      p->switch_function(node_, SwitchFunction::Distribute, depart, last_end);
   }
 }
 

@@ -29,6 +29,10 @@ struct FabricParams {
   uint32_t endpoint_delay_cycles =
       0;               // per message, at the sending NIC (ASTRA-sim's endpoint-delay)
   int vc_classes = 1;  // 2 on rings with multi-hop routes (dateline)
+  // Fred switches (hw/fred): the pipeline cycles of each block a unit crosses in their Fred_m(P)
+  // interconnect. A Fred switch's traversal takes its interconnect's stages x fred_stage_cycles
+  // instead of switch_traversal_delay_cycles.
+  uint32_t fred_stage_cycles = 1;
 };
 
 }  // namespace wafersim::hw

@@ -11,6 +11,9 @@ namespace wafersim::hw {
 
 struct TransferExt;
 
+// What a Fred switch's micro-switches do for a flow: reduce its inputs, distribute the sum.
+enum class SwitchFunction { Reduce, Distribute };
+
 class Probe {
  public:
   virtual ~Probe() = default;
@@ -31,6 +34,12 @@ class Probe {
   virtual void compute_busy(int rank, const sc_core::sc_time& start, const sc_core::sc_time& end) {}
   virtual void nic_queue(int rank, int depth) {}
   virtual void collective_step(int rank, int step) {}
+  // Fred switches (by topology node): a flow keeps `function` enabled from `start` to `end`;
+  // the communication phase whose flow last entered the switch, from `at`: 1 + the collective's
+  // instance (0 before any).
+  virtual void switch_function(int node, SwitchFunction function, const sc_core::sc_time& start,
+                               const sc_core::sc_time& end) {}
+  virtual void switch_phase(int node, uint64_t phase, const sc_core::sc_time& at) {}
   // Replay: trace node `node_id` of `rank` ran from `start` to now. `category` is compute, memory,
   // communication or host.
   virtual void node_span(int rank, uint64_t node_id, const std::string& name, const char* category,

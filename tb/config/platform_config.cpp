@@ -236,6 +236,8 @@ const std::map<std::string, Setter>& setters() {
        number(FIELD(fabric.credit_delay_cycles), 0, true, kMaxDelayCycles)},
       {"fabric.endpoint_delay_cycles",
        number(FIELD(fabric.endpoint_delay_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.fred_stage_cycles",
+       number(FIELD(fabric.fred_stage_cycles), 0, true, kMaxDelayCycles)},
       {"npu.clock_ghz", number(FIELD(npu.clock_ghz), 1e-3, true, 1000)},
       {"npu.peak_tflops", number(FIELD(npu.peak_tflops), 1e-6, true, 1e9)},
       {"npu.hbm_bandwidth_gbps",

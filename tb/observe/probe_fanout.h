@@ -31,6 +31,13 @@ class ProbeFanout : public hw::Probe {
   void collective_step(int rank, int step) override {
     for (auto* p : probes_) p->collective_step(rank, step);
   }
+  void switch_function(int node, hw::SwitchFunction function, const sc_core::sc_time& start,
+                       const sc_core::sc_time& end) override {
+    for (auto* p : probes_) p->switch_function(node, function, start, end);
+  }
+  void switch_phase(int node, uint64_t phase, const sc_core::sc_time& at) override {
+    for (auto* p : probes_) p->switch_phase(node, phase, at);
+  }
   void node_span(int rank, uint64_t node_id, const std::string& name, const char* category,
                  const sc_core::sc_time& start) override {
     for (auto* p : probes_) p->node_span(rank, node_id, name, category, start);

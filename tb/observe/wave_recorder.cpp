@@ -49,8 +49,11 @@ WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology&
     const std::string& src = nodes[link.src].name;
     const std::string& dst = nodes[link.dst].name;
     // An NPU's ports are named after their dimension when it has several.
+    // Parallel links (a tree's uplinks) are told apart as the topology names them (".u<k>").
+    const std::string parallel = link.name.substr(src.size() + 2 + dst.size());
     const std::string port =
-        link.attach && topology.dims().size() > 1 ? "_d" + std::to_string(link.dim) : "";
+        parallel +
+        (link.attach && topology.dims().size() > 1 ? "_d" + std::to_string(link.dim) : "");
     const std::string out = "platform." + src + ".to_" + dst + port;
     LinkSignals& s = link_[link.id];
     s.busy = add(out, "busy", 1, src);
@@ -66,6 +69,14 @@ WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology&
       for (int v = 0; v < vcs; ++v)
         s.depth.push_back(add(in, "depth_vc" + std::to_string(v), 16, dst));
     }
+  }
+  switch_.resize(nodes.size());
+  for (const auto& node : nodes) {
+    if (node.kind != topology::NodeKind::FredSwitch) continue;
+    const std::string scope = "platform." + node.name;
+    switch_[node.id] = {add(scope, "reduce", 16, node.name),
+                        add(scope, "distribute", 16, node.name),
+                        add(scope, "phase", 32, node.name)};
   }
   npu_.resize(topology.npu_count());
   for (int r = 0; r < topology.npu_count(); ++r) {
@@ -143,6 +154,18 @@ void WaveRecorder::nic_queue(int rank, int depth) {
 
 void WaveRecorder::collective_step(int rank, int step) {
   record_now(npu_[rank].step, static_cast<uint64_t>(step));
+}
+
+void WaveRecorder::switch_function(int node, hw::SwitchFunction function,
+                                   const sc_core::sc_time& start, const sc_core::sc_time& end) {
+  const SwitchSignals& s = switch_[node];
+  const int signal = function == hw::SwitchFunction::Reduce ? s.reduce : s.distribute;
+  record(signal, start, 1, true);
+  record(signal, end, ~uint64_t{0}, true);  // -1
+}
+
+void WaveRecorder::switch_phase(int node, uint64_t phase, const sc_core::sc_time& at) {
+  record(switch_[node].phase, at, phase);
 }
 
 void WaveRecorder::write_header() {

@@ -39,6 +39,9 @@ class WaveRecorder : public hw::Probe {
   void compute_busy(int rank, const sc_core::sc_time& start, const sc_core::sc_time& end) override;
   void nic_queue(int rank, int depth) override;
   void collective_step(int rank, int step) override;
+  void switch_function(int node, hw::SwitchFunction function, const sc_core::sc_time& start,
+                       const sc_core::sc_time& end) override;
+  void switch_phase(int node, uint64_t phase, const sc_core::sc_time& at) override;
 
  private:
   struct Signal {
@@ -77,7 +80,12 @@ class WaveRecorder : public hw::Probe {
     int compute = -1, queue = -1, step = -1;
   };
   std::vector<NpuSignals> npu_;
-  std::vector<Change> changes_;  // not yet written, in the order reported
+  // Fred switches: the flows reducing and distributing in it at once, and the active phase.
+  struct SwitchSignals {
+    int reduce = -1, distribute = -1, phase = -1;
+  };
+  std::vector<SwitchSignals> switch_;  // per topology node
+  std::vector<Change> changes_;        // not yet written, in the order reported
 
   static constexpr uint64_t kOpenEnd = ~uint64_t{0};
   static constexpr size_t kFlushEvery = 1 << 20;  // changes (24 MB)
