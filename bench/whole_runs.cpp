@@ -329,7 +329,7 @@ void fred(const std::string& wafersim, const std::string& dir) {
                 dir + "/fred/mesh_message"));
   const Figures study = run(wafersim, "study", "configs/studies/fred_microbench.yaml -j 2",
                             dir + "/fred/study", "results.csv", false);
-  std::printf("%-62s wall %7.2f s  CPU %7.2f s\n", "Fred microbenchmark study, 20 runs, -j 2",
+  std::printf("%-62s wall %7.2f s  CPU %7.2f s\n", "Fred microbenchmark study (all its runs), -j 2",
               study.wall_s, study.cpu_s);
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <set>
 
@@ -190,10 +191,10 @@ TEST(Generator, ParallelGroupsFollowTheFredPlacement) {
 
   MicrobenchmarkSpec spec;
   spec.ranks = 8;
-  EXPECT_THROW(apply_parallelism(spec, "2,5,2", "dp", true), std::invalid_argument);  // 8 != 20
-  EXPECT_THROW(apply_parallelism(spec, "2,5,2", "", false), std::invalid_argument);
-  EXPECT_THROW(apply_parallelism(spec, "2,5,2", "tp", false), std::invalid_argument);
-  apply_parallelism(spec, "2,5,2", "dp", false);
+  EXPECT_THROW(apply_parallelism(spec, {"2,5,2", "dp"}, true), std::invalid_argument);  // 8 != 20
+  EXPECT_THROW(apply_parallelism(spec, {"2,5,2", ""}, false), std::invalid_argument);
+  EXPECT_THROW(apply_parallelism(spec, {"2,5,2", "tp"}, false), std::invalid_argument);
+  apply_parallelism(spec, {"2,5,2", "dp"}, false);
   EXPECT_EQ(spec.ranks, 20);
   const std::string prefix = wafersim::testing::temp_dir("parallel") + "/dp";
   write_microbenchmark(prefix, spec);
@@ -206,4 +207,27 @@ TEST(Generator, ParallelGroupsFollowTheFredPlacement) {
     const auto& node = w.ranks[r].nodes.front();
     EXPECT_EQ(w.members(node.pg_name), dp[r % 4]) << "rank " << r;
   }
+}
+
+// Other placements: DP innermost (rank = dp + 5 x (mp + 2 x pp)), and the paper's order laid
+// along a snake of the 5x4 mesh (positions 0-4 on row 0 left to right, 5-9 on row 1 right to
+// left: position 5 is NPU 9, so MP pair (4, 5) becomes NPUs 4 and 9, one above the other).
+TEST(Generator, PlacementsNestTheKindsAndFollowASnake) {
+  const Parallelism p = parallelism_from_string("2,5,2");
+  using Groups = std::vector<std::vector<int>>;
+  Groups dp;
+  for (int g = 0; g < 4; ++g) dp.push_back({5 * g, 5 * g + 1, 5 * g + 2, 5 * g + 3, 5 * g + 4});
+  EXPECT_EQ(parallel_groups(p, GroupKind::Dp, placement_from_string("dp,mp,pp")), dp);
+  const Groups mp = {{0, 1},   {2, 3},   {4, 9},   {5, 6},   {7, 8},
+                     {10, 11}, {12, 13}, {14, 19}, {15, 16}, {17, 18}};
+  EXPECT_EQ(parallel_groups(p, GroupKind::Mp, placement_from_string("mp,pp,dp", 5)), mp);
+  // Every snake MP pair is two mesh neighbours: one column or one row apart.
+  for (const auto& g : mp) {
+    const int dx = std::abs(g[0] % 5 - g[1] % 5), dy = std::abs(g[0] / 5 - g[1] / 5);
+    EXPECT_EQ(dx + dy, 1) << g[0] << "," << g[1];
+  }
+  for (const char* bad : {"mp,pp", "mp,mp,dp", "mp,pp,tp", "mp,pp,dp,mp"})
+    EXPECT_THROW(placement_from_string(bad), std::invalid_argument) << bad;
+  EXPECT_THROW(parallel_groups(p, GroupKind::Mp, placement_from_string("mp,pp,dp", 3)),
+               std::invalid_argument);  // 20 ranks are no whole rows of 3
 }

@@ -49,26 +49,71 @@ Parallelism parallelism_from_string(const std::string& text) {
   return {sizes[0], sizes[1], sizes[2]};
 }
 
-std::vector<std::vector<int>> parallel_groups(const Parallelism& p, GroupKind kind) {
-  auto rank = [&](int m, int d, int q) { return m + p.mp * (q + p.pp * d); };
+Placement placement_from_string(const std::string& order, int snake_columns) {
+  Placement placement;
+  placement.snake_columns = snake_columns;
+  std::vector<std::string> kinds;
+  std::stringstream in(order);
+  for (std::string item; std::getline(in, item, ',');) kinds.push_back(item);
+  const auto fail = [&] {
+    return std::invalid_argument("placement '" + order +
+                                 "': expected mp, dp and pp once each, innermost first (e.g. "
+                                 "mp,pp,dp)");
+  };
+  if (kinds.size() != 3) throw fail();
+  for (size_t i = 0; i < 3; ++i) {
+    try {
+      placement.order[i] = group_kind_from_string(kinds[i]);
+    } catch (const std::invalid_argument&) {
+      throw fail();
+    }
+    for (size_t j = 0; j < i; ++j)
+      if (placement.order[j] == placement.order[i]) throw fail();
+  }
+  if (snake_columns < 0) throw std::invalid_argument("snake columns must be at least 1");
+  return placement;
+}
+
+int Placement::rank(const Parallelism& p, int mp, int dp, int pp) const {
+  const auto size = [&](GroupKind k) {
+    return k == GroupKind::Mp ? p.mp : k == GroupKind::Dp ? p.dp : p.pp;
+  };
+  const auto coordinate = [&](GroupKind k) {
+    return k == GroupKind::Mp ? mp : k == GroupKind::Dp ? dp : pp;
+  };
+  const int position =
+      coordinate(order[0]) +
+      size(order[0]) * (coordinate(order[1]) + size(order[1]) * coordinate(order[2]));
+  if (snake_columns <= 0) return position;
+  const int y = position / snake_columns, along = position % snake_columns;
+  return (y % 2 == 0 ? along : snake_columns - 1 - along) + snake_columns * y;
+}
+
+std::vector<std::vector<int>> parallel_groups(const Parallelism& p, GroupKind kind,
+                                              const Placement& placement) {
+  if (placement.snake_columns > 0 && p.ranks() % placement.snake_columns != 0)
+    throw std::invalid_argument("a snake of " + std::to_string(placement.snake_columns) +
+                                " columns needs whole rows: " + std::to_string(p.ranks()) +
+                                " ranks are not a multiple of it");
   std::vector<std::vector<int>> groups;
   for (int a = 0; a < (kind == GroupKind::Mp ? p.pp : p.mp); ++a)
     for (int b = 0; b < (kind == GroupKind::Dp ? p.pp : p.dp); ++b) {
       std::vector<int> g;
       const int n = kind == GroupKind::Mp ? p.mp : kind == GroupKind::Dp ? p.dp : p.pp;
       for (int i = 0; i < n; ++i)
-        g.push_back(kind == GroupKind::Mp   ? rank(i, b, a)
-                    : kind == GroupKind::Dp ? rank(a, i, b)
-                                            : rank(a, b, i));
+        g.push_back(kind == GroupKind::Mp   ? placement.rank(p, i, b, a)
+                    : kind == GroupKind::Dp ? placement.rank(p, a, i, b)
+                                            : placement.rank(p, a, b, i));
+      std::sort(g.begin(), g.end());
       groups.push_back(g);
     }
   std::sort(groups.begin(), groups.end());
   return groups;
 }
 
-void apply_parallelism(MicrobenchmarkSpec& spec, const std::string& parallelism,
-                       const std::string& group, bool ranks_given) {
-  if (parallelism.empty() != group.empty())
+void apply_parallelism(MicrobenchmarkSpec& spec, const ParallelOptions& options, bool ranks_given) {
+  const std::string& parallelism = options.parallelism;
+  if (parallelism.empty() != options.group.empty())
     throw std::invalid_argument(
         "parallelism and group go together: MP,DP,PP and the kind of group (mp, dp or pp) whose "
         "collectives the workload runs");
@@ -81,7 +126,8 @@ void apply_parallelism(MicrobenchmarkSpec& spec, const std::string& parallelism,
   if (p.ranks() > 4096)
     throw std::invalid_argument("parallelism " + parallelism + ": more than 4096 ranks");
   spec.ranks = p.ranks();
-  spec.groups = parallel_groups(p, group_kind_from_string(group));
+  spec.groups = parallel_groups(p, group_kind_from_string(options.group),
+                                placement_from_string(options.placement, options.snake_columns));
 }
 
 void write_microbenchmark(const std::string& prefix, const MicrobenchmarkSpec& spec) {

@@ -1,6 +1,7 @@
 #pragma once
 // Writes Chakra workloads of our own: collective microbenchmarks (like ASTRA-sim's examples, at any
 // size) and simple compute + collective loops. The files are ordinary Chakra ET.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -8,9 +9,7 @@
 
 namespace wafersim::chakra {
 
-// 3-D parallelism (model, data, pipeline) and the communicator groups of one of its kinds, placed
-// as the Fred paper places them (PAPERS.md section 1): MP groups on consecutive ranks, then PP,
-// then DP, so rank = mp + MP x (pp + PP x dp).
+// 3-D parallelism (model, data, pipeline) and the communicator groups of one of its kinds.
 struct Parallelism {
   int mp = 1, dp = 1, pp = 1;
   int ranks() const { return mp * dp * pp; }
@@ -18,8 +17,23 @@ struct Parallelism {
 enum class GroupKind { Mp, Dp, Pp };
 GroupKind group_kind_from_string(const std::string& text);  // mp, dp or pp; std::invalid_argument
 Parallelism parallelism_from_string(const std::string& text);  // "MP,DP,PP", e.g. "2,5,2"
+
+// Where each (mp, dp, pp) coordinate runs. `order` nests the kinds, innermost first: the Fred
+// paper's rule (PAPERS.md section 1) puts MP groups on consecutive positions, then PP, then DP, so
+// position = mp + MP x (pp + PP x dp). Position i is rank i, or with `snake_columns` > 0 the i-th
+// NPU along a boustrophedon of a mesh of that many columns (row 0 left to right, row 1 right to
+// left, ...; rank = x + columns x y), on which consecutive positions are neighbours.
+struct Placement {
+  std::array<GroupKind, 3> order{GroupKind::Mp, GroupKind::Pp, GroupKind::Dp};
+  int snake_columns = 0;
+  int rank(const Parallelism& p, int mp, int dp, int pp) const;
+};
+// "mp,pp,dp" or any other order of the three; throws std::invalid_argument.
+Placement placement_from_string(const std::string& order, int snake_columns = 0);
+
 // The groups of kind `kind`, each in ascending rank order, every rank in exactly one.
-std::vector<std::vector<int>> parallel_groups(const Parallelism& p, GroupKind kind);
+std::vector<std::vector<int>> parallel_groups(const Parallelism& p, GroupKind kind,
+                                              const Placement& placement = {});
 
 struct MicrobenchmarkSpec {
   CollectiveKind collective = CollectiveKind::AllReduce;
@@ -32,11 +46,17 @@ struct MicrobenchmarkSpec {
   std::vector<std::vector<int>> groups;
 };
 
-// Gives `spec` the groups of kind `group` ("mp", "dp" or "pp") of parallelism `parallelism`
-// ("MP,DP,PP") and their product as its ranks; `ranks_given`: the caller set spec.ranks itself,
-// which must then equal the product. Throws std::invalid_argument.
-void apply_parallelism(MicrobenchmarkSpec& spec, const std::string& parallelism,
-                       const std::string& group, bool ranks_given);
+// The generator's options for a 3-D parallel workload (`wafersim generate --parallelism ...`).
+struct ParallelOptions {
+  std::string parallelism;             // "MP,DP,PP"; empty: no groups
+  std::string group;                   // mp | dp | pp: the kind whose groups run the collective
+  std::string placement = "mp,pp,dp";  // Placement::order
+  int snake_columns = 0;               // Placement::snake_columns
+};
+
+// Gives `spec` the groups `options` name and their product as its ranks; `ranks_given`: the
+// caller set spec.ranks itself, which must then equal the product. Throws std::invalid_argument.
+void apply_parallelism(MicrobenchmarkSpec& spec, const ParallelOptions& options, bool ranks_given);
 
 // Writes <prefix>.<rank>.et for every rank and, when the spec has groups, the communicator groups
 // as <prefix's folder>/workload.json (where `wafersim run` looks for them).

@@ -123,7 +123,8 @@ int dispatch(int argc, char* argv[]) {
       ->required();
   study_cmd->add_option("-j,--jobs", jobs, "runs at a time")->check(tb::whole_number(1, 256));
 
-  std::string gen_prefix, gen_collective = "all_reduce", gen_parallelism, gen_group;
+  std::string gen_prefix, gen_collective = "all_reduce";
+  chakra::ParallelOptions gen_parallel;
   chakra::MicrobenchmarkSpec gen;
   auto* gen_cmd = app.add_subcommand("generate", "write a collective microbenchmark as Chakra ET");
   gen_cmd->add_option("--prefix", gen_prefix, "output prefix: files <prefix>.<rank>.et")
@@ -136,11 +137,19 @@ int dispatch(int argc, char* argv[]) {
   gen_cmd->add_option("--iterations", gen.iterations, "collectives in sequence")
       ->check(tb::whole_number(1, 1000000));
   gen_cmd->add_option(
-      "--parallelism", gen_parallelism,
+      "--parallelism", gen_parallel.parallelism,
       "MP,DP,PP (e.g. 2,5,2): ranks placed MP first, then PP, then DP (with --group)");
-  gen_cmd->add_option("--group", gen_group,
+  gen_cmd->add_option("--group", gen_parallel.group,
                       "mp | dp | pp: every group of that kind runs the collective at once "
                       "(groups written to the prefix's folder as workload.json)");
+  gen_cmd->add_option("--placement", gen_parallel.placement,
+                      "with --parallelism: the kinds' nesting, innermost first (default mp,pp,dp: "
+                      "MP groups on consecutive positions, then PP, then DP)");
+  gen_cmd
+      ->add_option("--snake-columns", gen_parallel.snake_columns,
+                   "with --parallelism: position i is the i-th NPU along a boustrophedon of a "
+                   "mesh of this many columns (consecutive positions are neighbours)")
+      ->check(tb::whole_number(1, 4096));
   gen_cmd->add_option("--compute-us", gen.compute_micros, "compute before each collective, in us")
       ->check(tb::whole_number(0, 1ll << 44));
 
@@ -317,10 +326,10 @@ int dispatch(int argc, char* argv[]) {
       throw InputError("command line", "--collective", e.what());
     }
     try {
-      chakra::apply_parallelism(gen, gen_parallelism, gen_group,
-                                gen_cmd->get_option("--ranks")->count() > 0);
+      chakra::apply_parallelism(gen, gen_parallel, gen_cmd->get_option("--ranks")->count() > 0);
     } catch (const std::invalid_argument& e) {
-      throw InputError("command line", "--parallelism", e.what());
+      throw InputError("command line", "--parallelism, --group, --placement, --snake-columns",
+                       e.what());
     }
     chakra::write_microbenchmark(gen_prefix, gen);
     std::cout << "wrote " << gen.ranks << " traces " << gen_prefix << ".<rank>.et\n";

@@ -67,7 +67,8 @@ uint64_t whole_number(const YAML::Node& n, const std::string& file, const std::s
                    fmt::format("'{}' is not a whole number in [{}, {}]", text, lo, hi));
 }
 
-// A `generate` mapping: {collective, bytes, ranks, iterations, compute_us, parallelism, group},
+// A `generate` mapping: {collective, bytes, ranks, iterations, compute_us, parallelism, group,
+// placement, snake_columns},
 // the options of `wafersim generate`, over `spec` (base.generate's, for a grid value's).
 chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string& file,
                                          const std::string& item,
@@ -75,8 +76,8 @@ chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string&
   if (!n.IsMap())
     throw InputError(file, item,
                      "expected a mapping: collective, bytes, ranks, iterations, compute_us, "
-                     "parallelism, group");
-  std::string parallelism, group;
+                     "parallelism, group, placement, snake_columns");
+  chakra::ParallelOptions parallel;
   bool ranks_given = false;
   for (const auto& e : n) {
     const std::string key = e.first.Scalar(), where = item + "." + key;
@@ -92,9 +93,13 @@ chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string&
       spec.ranks = static_cast<int>(whole_number(e.second, file, where, 1, 4096));
       ranks_given = true;
     } else if (key == "parallelism") {
-      parallelism = scalar(e.second, file, where);
+      parallel.parallelism = scalar(e.second, file, where);
     } else if (key == "group") {
-      group = scalar(e.second, file, where);
+      parallel.group = scalar(e.second, file, where);
+    } else if (key == "placement") {
+      parallel.placement = scalar(e.second, file, where);
+    } else if (key == "snake_columns") {
+      parallel.snake_columns = static_cast<int>(whole_number(e.second, file, where, 1, 4096));
     } else if (key == "iterations") {
       spec.iterations = static_cast<int>(whole_number(e.second, file, where, 1, 1000000));
     } else if (key == "compute_us") {
@@ -102,12 +107,12 @@ chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string&
     } else {
       throw InputError(file, "key '" + where + "'",
                        "unknown key (expected collective, bytes, ranks, iterations, compute_us, "
-                       "parallelism, group)");
+                       "parallelism, group, placement, snake_columns)");
     }
   }
   try {
-    if (!parallelism.empty() || !group.empty()) spec.groups.clear();
-    chakra::apply_parallelism(spec, parallelism, group, ranks_given);
+    if (!parallel.parallelism.empty() || !parallel.group.empty()) spec.groups.clear();
+    chakra::apply_parallelism(spec, parallel, ranks_given);
   } catch (const std::invalid_argument& e) {
     throw InputError(file, "key '" + item + ".parallelism'", e.what());
   }
