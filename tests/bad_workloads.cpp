@@ -404,6 +404,21 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
          });
        }},
       {"metadata_only", [](const std::string& p) { point_to_point(p, {}); }},
+      // Three broadcasts into leaf 1 of a 20-NPU tree at once, from NPUs 0, 1 and 2 of leaf 0: to
+      // NPU 4, to NPU 6, and to NPUs 5 and 7. In leaf 1's Fred_m(8) the first two come down
+      // uplinks 0 and 1 (instances 0 and 1), one input micro-switch; the third leaves on both
+      // output micro-switches, each shared with one of them: three flows that clash pairwise,
+      // which two middles cannot separate (the rest of the ranks broadcast among themselves).
+      // Prefix fred_clash/w.
+      {"fred_clash",
+       [](const std::string& p) {
+         chakra::MicrobenchmarkSpec spec;
+         spec.collective = CollectiveKind::Broadcast;
+         spec.ranks = 20;
+         spec.groups = {
+             {0, 4}, {1, 6}, {2, 5, 7}, {3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}};
+         chakra::write_microbenchmark(p + "/w", spec);  // a folder of its own for its groups
+       }},
   };
   return table;
 }

@@ -1,15 +1,17 @@
 // Fred_m(P) and its flow router (models/fred): block counts against the Benes network's and
 // hand-worked ones, the non-blocking properties Clos theory gives (strict-sense for m >= 3,
 // rearrangeable for m = 2), the reductions and distributions a flow must take wherever it is
-// routed, and clear errors for flows that clash or are malformed.
+// routed, clear errors for flows that clash or are malformed, and the schedule of routes a Fred
+// switch keeps over time.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <numeric>
 #include <cstdio>
+#include <numeric>
 #include <random>
 
 #include "models/fred/flow_router.h"
+#include "models/fred/route_schedule.h"
 
 using namespace wafersim::fred;
 
@@ -318,4 +320,65 @@ TEST(FredRouter, CheckFindsFlowsSharingALink) {
   }
   routes[1].middles.pop_back();
   EXPECT_THROW(check_routing(net, flows, routes), std::logic_error);
+}
+
+// A port serves one flow at a time: a flow that needs a port in use starts when the flow there
+// has passed, and a flow on other ports starts at once.
+TEST(FredRouteSchedule, APortServesOneFlowAtATime) {
+  const Interconnect net(8, 3);
+  RouteSchedule s(net);
+  EXPECT_EQ(s.book({"a", {0, 1}, {4}}, 0, 100, false), 0u);
+  EXPECT_EQ(s.book({"b", {1}, {5}}, 50, 100, false), 100u);      // input port 1 is a's until 100
+  EXPECT_EQ(s.book({"c", {6}, {4}}, 20, 10, false), 100u);       // output 4 is a's until 100
+  EXPECT_EQ(s.book({"d", {2, 3}, {6, 7}}, 10, 10, false), 10u);  // ports of its own
+  EXPECT_EQ(s.holding(60), 1u);
+  EXPECT_EQ(s.holding(150), 1u);
+  s.forget_before(150);
+  EXPECT_EQ(s.holding(120), 1u);  // b, still running
+  EXPECT_EQ(s.holding(60), 0u);   // a is forgotten
+}
+
+// The clash of NamesTheFlowsThatClash, over time: a and b hold routes through Fred_2(8) when c
+// could start, and two middles cannot carry c beside both. It waits until b has passed (a alone
+// leaves it a middle), or the schedule reports the three; with a third middle it starts at once.
+TEST(FredRouteSchedule, AFlowTheMiddlesCannotCarryWaitsOrIsReported) {
+  const Flow a{"a", {0}, {0}}, b{"b", {1}, {2}}, c{"c", {2}, {1, 3}};
+  {
+    const Interconnect net(8, 2);
+    RouteSchedule s(net);
+    s.book(a, 0, 100, false);
+    s.book(b, 0, 50, false);
+    EXPECT_EQ(s.book(c, 10, 100, false), 50u);
+  }
+  {
+    const Interconnect net(8, 2);
+    RouteSchedule s(net);
+    s.book(a, 0, 100, true);
+    s.book(b, 0, 50, true);
+    try {
+      s.book(c, 10, 100, true);
+      FAIL() << "routed a clash";
+    } catch (const RoutingConflict& e) {
+      EXPECT_EQ(e.flows(), (std::vector<int>{0, 1, 2}));
+      EXPECT_NE(std::string(e.what()).find("'a', 'b', 'c' cannot all be routed on Fred_2(8)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  const Interconnect net(8, 3);
+  RouteSchedule s(net);
+  s.book(a, 0, 100, true);
+  s.book(b, 0, 50, true);
+  EXPECT_EQ(s.book(c, 10, 100, true), 10u);
+}
+
+// A flow keeps its route while it streams: one booked to start later that its route would clash
+// with holds it back too. b is booked at 50 first; c, wanting to start at 10 for 100 ticks, would
+// overlap a (to 100) and, from 50, b: it waits for a to pass at 100, then fits beside b.
+TEST(FredRouteSchedule, ARouteMustFitBesideFlowsThatStartWhileItStreams) {
+  const Interconnect net(8, 2);
+  RouteSchedule s(net);
+  s.book({"a", {0}, {0}}, 0, 100, false);
+  s.book({"b", {1}, {2}}, 50, 100, false);
+  EXPECT_EQ(s.book({"c", {2}, {1, 3}}, 10, 100, false), 100u);
 }

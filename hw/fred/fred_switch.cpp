@@ -16,18 +16,36 @@ FabricParams FredSwitch::with_datapath(FabricParams params, const fred::Intercon
 }
 
 namespace {
+
 // Fred_m(P) for a switch's ports.
-fred::Interconnect interconnect_of(const topology::Topology& topology, int node) {
-  return fred::Interconnect(static_cast<int>(topology.out_links(node).size()),
-                            FredSwitch::kMiddles);
+fred::Interconnect interconnect_of(const topology::Topology& topology, int node,
+                                   const FabricParams& params) {
+  return fred::Interconnect(static_cast<int>(topology.out_links(node).size()), params.fred_middles);
 }
+
+// "0-3, 8" for ranks {0, 1, 2, 3, 8}.
+std::string ranks_text(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  std::string text;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    text += (text.empty() ? "" : ", ") + std::to_string(ranks[i]) +
+            (j > i ? "-" + std::to_string(ranks[j]) : "");
+    i = j + 1;
+  }
+  return "{" + text + "}";
+}
+
 }  // namespace
 
 // The router base takes its traversal time from the interconnect before the member is built.
 FredSwitch::FredSwitch(sc_core::sc_module_name name, const FabricParams& params,
                        FabricShared shared, const topology::Topology& topology, int node)
-    : Router(name, with_datapath(params, interconnect_of(topology, node)), shared, topology, node),
-      interconnect_(interconnect_of(topology, node)),
+    : Router(name, with_datapath(params, interconnect_of(topology, node, params)), shared, topology,
+             node),
+      interconnect_(interconnect_of(topology, node, params)),
+      routes_(interconnect_),
       topology_(topology),
       node_(node),
       messages_(shared.messages) {}
@@ -53,15 +71,19 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   const topology::FlowHop hop = topology_.flow_hop(node_, in_port, flow.ends);
   const auto key = std::make_pair(static_cast<const FlowTransfer*>(&flow), hop.stage);
   Sum& sum = waiting_[key];
-  sum.arrived++;
+  sum.in_ports.push_back(in_port);
   sum.head = std::max(sum.head, head_at);
   sum.tail = std::max(sum.tail, unit.tail_at);
-  if (sum.arrived < hop.inputs) return;
-  // The sum's head leaves once every input's head is in and the pipeline has passed; it streams
-  // at the flow's rate and cannot end before the last input's tail is in (cut-through).
-  const sc_time depart = align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching;
+  if (static_cast<int>(sum.in_ports.size()) < hop.inputs) return;
+  // The sum's head is ready once every input's head is in and the pipeline has passed; it streams
+  // at the flow's rate and cannot end before the last input's tail is in (cut-through). It leaves
+  // when the interconnect has a route for it.
+  const sc_time ready = align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching;
+  const sc_time stream = cycle_ * (static_cast<double>(flow.bytes) / flow.carrier.bytes_per_cycle);
+  const sc_time depart = route(flow, hop.stage, std::move(sum.in_ports), hop.ports, ready,
+                               std::max(ready + stream, sum.tail));
   TransferExt out = unit;
-  out.tail_at = sum.tail;
+  out.tail_at = sum.tail + (depart - ready);
   waiting_.erase(key);
   sc_time last_end = depart;
   for (int port : hop.ports) {
@@ -93,6 +115,25 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
     if (hop.inputs > 1) p->switch_function(node_, SwitchFunction::Reduce, depart, last_end);
     if (hop.ports.size() > 1)
       p->switch_function(node_, SwitchFunction::Distribute, depart, last_end);
+  }
+}
+
+sc_time FredSwitch::route(const FlowTransfer& flow, int stage, std::vector<int> in,
+                          std::vector<int> out, const sc_time& ready, const sc_time& end) {
+  routes_.forget_before(sc_core::sc_time_stamp().value());
+  fred::Flow f;
+  f.name = "flow " + std::to_string(flow.tag >> 32) + "." + std::to_string(flow.tag & 0xffffffffu) +
+           (stage == 0 ? "" : " (on its way down)") + " from ranks " +
+           ranks_text(flow.ends.inputs) + " to " + ranks_text(flow.ends.outputs);
+  f.inputs = std::move(in);
+  f.outputs = std::move(out);
+  try {
+    const uint64_t start = routes_.book(std::move(f), ready.value(), (end - ready).value(),
+                                        params_.fred_conflicts_stop);
+    return sc_time::from_value(start);
+  } catch (const fred::RoutingConflict& e) {
+    throw FlowConflict(std::string(name()) + ": " + e.what() +
+                       " (fabric.fred_conflicts: error; `wait` runs them one after the other)");
   }
 }
 

@@ -29,10 +29,14 @@ struct FabricParams {
   uint32_t endpoint_delay_cycles =
       0;               // per message, at the sending NIC (ASTRA-sim's endpoint-delay)
   int vc_classes = 1;  // 2 on rings with multi-hop routes (dateline)
-  // Fred switches (hw/fred): the pipeline cycles of each block a unit crosses in their Fred_m(P)
-  // interconnect. A Fred switch's traversal takes its interconnect's stages x fred_stage_cycles
-  // instead of switch_traversal_delay_cycles.
+  // Fred switches (hw/fred): the middle subnetworks m of their Fred_m(P) interconnect, and the
+  // pipeline cycles of each block a unit crosses in it (a Fred switch's traversal takes its
+  // interconnect's stages x fred_stage_cycles instead of switch_traversal_delay_cycles). Flows
+  // that cannot be routed through it beside those it carries then wait for them to end, or stop
+  // the run (`fred_conflicts_stop`).
+  int fred_middles = 3;
   uint32_t fred_stage_cycles = 1;
+  bool fred_conflicts_stop = false;
 };
 
 }  // namespace wafersim::hw

@@ -451,7 +451,10 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
       };
       ranks(spec.inputs, c->ext.flow.inputs);
       ranks(spec.outputs, c->ext.flow.outputs);
-      c->ext.flow.key = run.instance + static_cast<uint64_t>(op.peer);
+      // A collective's flows share their members' ports, which serve one flow at a time, so they
+      // pass one after the other whatever uplink they take: they all take one, and concurrent
+      // collectives spread over the others (d-mod-k by instance).
+      c->ext.flow.key = run.instance;
       send_command(run.rank, c);
       return;
     }

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <systemc>
 
+#include "hw/fred/fred_switch.h"
 #include "hw/platform/platform.h"
 #include "hw/proto/event_counter.h"
 #include "models/common/error.h"
@@ -171,9 +172,15 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     SlicedRun sliced({[&replay]() { return replay.nodes_done(); }, workload.node_count()},
                      o.progress ? &err : nullptr);
     RunInfo info;
-    info.stop_code = sliced.run();
-    hw::probe() = nullptr;
-    replay.rethrow_failure();
+    try {
+      info.stop_code = sliced.run();
+      hw::probe() = nullptr;
+      replay.rethrow_failure();
+    } catch (const hw::FlowConflict& e) {  // the platform's Fred switches cannot carry the flows
+      hw::probe() = nullptr;
+      throw InputError(o.platform.empty() ? "platform" : o.platform, "fabric.fred_middles",
+                       e.what());
+    }
 
     info.platform = spec.name;
     info.workload = o.workload.prefix;

@@ -1,0 +1,88 @@
+#include "models/fred/route_schedule.h"
+
+#include <algorithm>
+
+namespace wafersim::fred {
+
+namespace {
+
+bool share_a_port(const Flow& a, const Flow& b) {
+  const auto meet = [](const std::vector<int>& x, const std::vector<int>& y) {
+    for (int p : x)
+      if (std::find(y.begin(), y.end(), p) != y.end()) return true;
+    return false;
+  };
+  return meet(a.inputs, b.inputs) || meet(a.outputs, b.outputs);
+}
+
+}  // namespace
+
+RouteSchedule::RouteSchedule(const Interconnect& net, RouteOptions options)
+    : net_(net), options_(options) {}
+
+uint64_t RouteSchedule::book(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict) {
+  // Candidate starts: the earliest time, then each time a flow in the way passes. After the last
+  // one passes the flow is alone, and a lone flow always routes.
+  std::vector<uint64_t> starts{earliest};
+  for (const Booking& b : bookings_)
+    if (b.end > earliest) starts.push_back(b.end);
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  const uint64_t span = std::max<uint64_t>(length, 1);
+  for (uint64_t start : starts) {
+    // The flows beside it change when one starts within its span: it needs one route that fits
+    // beside each of those sets (it cannot move while it streams).
+    std::vector<uint64_t> moments{start};
+    for (const Booking& b : bookings_)
+      if (b.start > start && b.start < start + span) moments.push_back(b.start);
+    std::sort(moments.begin(), moments.end());
+    FlowRoute route;
+    bool fits = true;
+    for (size_t m = 0; m < moments.size() && fits; ++m) {
+      std::vector<Flow> flows;
+      std::vector<FlowRoute> fixed;
+      for (const Booking& b : bookings_) {
+        if (b.start > moments[m] || b.end <= moments[m]) continue;
+        if (share_a_port(b.flow, flow)) fits = false;
+        flows.push_back(b.flow);
+        fixed.push_back(b.route);
+      }
+      if (!fits) break;
+      flows.push_back(flow);
+      if (m == 0) {
+        try {
+          route = route_flows(net_, flows, fixed, options_).back();
+        } catch (const RoutingConflict&) {
+          if (stop_on_conflict) throw;
+          fits = false;
+        }
+      } else {
+        fixed.push_back(route);
+        try {
+          check_routing(net_, flows, fixed);
+        } catch (const std::logic_error&) {
+          fits = false;  // its route clashes with a flow that starts while it streams
+        }
+      }
+    }
+    if (!fits) continue;
+    bookings_.push_back({start, start + span, std::move(flow), route});
+    return start;
+  }
+  // Unreachable: at the last candidate no booking overlaps.
+  throw std::logic_error("RouteSchedule: no start found for flow '" + flow.name + "'");
+}
+
+void RouteSchedule::forget_before(uint64_t now) {
+  bookings_.erase(std::remove_if(bookings_.begin(), bookings_.end(),
+                                 [now](const Booking& b) { return b.end <= now; }),
+                  bookings_.end());
+}
+
+size_t RouteSchedule::holding(uint64_t t) const {
+  return static_cast<size_t>(
+      std::count_if(bookings_.begin(), bookings_.end(),
+                    [t](const Booking& b) { return b.start <= t && t < b.end; }));
+}
+
+}  // namespace wafersim::fred
