@@ -89,6 +89,26 @@ TEST(FredFabric, EachInterconnectStageAddsItsCycles) {
   EXPECT_DOUBLE_EQ(t[4] - t[1], 3 * 17);
 }
 
+// A switch loads a communication phase's configuration before the phase's first flow leaves it.
+// Two all-reduces one after the other, one chunk each: each flow passes leaf, spine and leaf
+// again, and the leaf already holds its phase on the way down, so every collective waits for two
+// loads in a row: 2 x 2 x 100 cycles (1 ns each) in all.
+TEST(FredFabric, EachPhaseWaitsForItsConfiguration) {
+  chakra::MicrobenchmarkSpec spec;
+  spec.bytes = 64 << 10;
+  spec.ranks = 20;
+  spec.iterations = 2;
+  const std::string prefix = temp_dir("phases") + "/w";
+  chakra::write_microbenchmark(prefix, spec);
+  std::map<int, double> t;
+  for (int cycles : {0, 100})
+    t[cycles] = run("configs/fred_d.yaml", prefix,
+                    "collectives.dataset_splits=1 fabric.fred_reconfiguration_cycles=" +
+                        std::to_string(cycles))["makespan_ns"]
+                    .get<double>();
+  EXPECT_DOUBLE_EQ(t[100] - t[0], 2 * 2 * 100);
+}
+
 // The traffic fact of PAPERS.md section 1: an endpoint all-reduce sends 2 (N - 1) / N x D per
 // NPU, an in-network one D. Measured on NPU 0's link into its leaf: Fred-D's in-switch flows
 // against Fred-C's ring (the same tree, its switches carrying unicasts), both at message fidelity.

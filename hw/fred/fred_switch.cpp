@@ -46,6 +46,7 @@ FredSwitch::FredSwitch(sc_core::sc_module_name name, const FabricParams& params,
              node),
       interconnect_(interconnect_of(topology, node, params)),
       routes_(interconnect_),
+      reconfiguration_(cycle_ * static_cast<double>(params.fred_reconfiguration_cycles)),
       topology_(topology),
       node_(node),
       messages_(shared.messages) {}
@@ -78,7 +79,10 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   // The sum's head is ready once every input's head is in and the pipeline has passed; it streams
   // at the flow's rate and cannot end before the last input's tail is in (cut-through). It leaves
   // when the interconnect has a route for it.
-  const sc_time ready = align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching;
+  sc_time ready = align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching;
+  const uint64_t phase = (flow.tag >> 32) + 1;
+  if (phase != phase_) ready += reconfiguration_;  // loads the new phase's configuration first
+  phase_ = phase;
   const sc_time stream = cycle_ * (static_cast<double>(flow.bytes) / flow.carrier.bytes_per_cycle);
   const sc_time depart = route(flow, hop.stage, std::move(sum.in_ports), hop.ports, ready,
                                std::max(ready + stream, sum.tail));
@@ -111,7 +115,7 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   if (Probe* p = probe()) {
     // The micro-switch functions this flow enables while its sum streams through: reductions
     // where it joins several inputs, distributions where it leaves on several outputs.
-    p->switch_phase(node_, (flow.tag >> 32) + 1, depart);
+    p->switch_phase(node_, phase, depart);
     if (hop.inputs > 1) p->switch_function(node_, SwitchFunction::Reduce, depart, last_end);
     if (hop.ports.size() > 1)
       p->switch_function(node_, SwitchFunction::Distribute, depart, last_end);

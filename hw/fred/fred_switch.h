@@ -10,7 +10,9 @@
 // sum is routed through Fred_m(P) when it is ready to leave and holds that route while it streams
 // (models/fred/route_schedule.h): it waits while a port it needs serves another flow, or while
 // the middles cannot carry it beside the flows that run (fabric.fred_conflicts: wait), or stops
-// the run naming the flows that clash (error).
+// the run naming the flows that clash (error). A flow of another communication phase (another
+// collective) than the last one through the switch first waits fabric.fred_reconfiguration_cycles
+// for the switch to load that phase's configuration.
 //
 // Simplified (docs/design.md, The Fred switch): flows move at message fidelity only, the sum
 // streams out once the heads of all its inputs are in and cannot finish before their tails (the
@@ -72,6 +74,8 @@ class FredSwitch : public Router {
   std::map<std::pair<const FlowTransfer*, int>, Sum> waiting_;  // by flow and stage
   const fred::Interconnect interconnect_;
   fred::RouteSchedule routes_;
+  uint64_t phase_ = 0;  // the communication phase whose configuration is loaded: 1 + its instance
+  const sc_core::sc_time reconfiguration_;
   const topology::Topology& topology_;
   const int node_;
   MessagePool& messages_;

@@ -37,6 +37,9 @@ struct FabricParams {
   int fred_middles = 3;
   uint32_t fred_stage_cycles = 1;
   bool fred_conflicts_stop = false;
+  // Cycles a Fred switch takes to load the configuration of another communication phase (another
+  // collective) before that phase's first flow through it leaves.
+  uint32_t fred_reconfiguration_cycles = 0;
 };
 
 }  // namespace wafersim::hw

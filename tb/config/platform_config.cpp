@@ -239,6 +239,8 @@ const std::map<std::string, Setter>& setters() {
       {"fabric.fred_middles", number(FIELD(fabric.fred_middles), 2, true, 64)},
       {"fabric.fred_conflicts",
        choice(FIELD(fabric.fred_conflicts_stop), {{"wait", false}, {"error", true}})},
+      {"fabric.fred_reconfiguration_cycles",
+       number(FIELD(fabric.fred_reconfiguration_cycles), 0, true, kMaxDelayCycles)},
       {"fabric.fred_stage_cycles",
        number(FIELD(fabric.fred_stage_cycles), 0, true, kMaxDelayCycles)},
       {"npu.clock_ghz", number(FIELD(npu.clock_ghz), 1e-3, true, 1000)},
