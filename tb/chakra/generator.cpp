@@ -70,20 +70,17 @@ Placement placement_from_string(const std::string& order, int snake_columns) {
     for (size_t j = 0; j < i; ++j)
       if (placement.order[j] == placement.order[i]) throw fail();
   }
-  if (snake_columns < 0) throw std::invalid_argument("snake columns must be at least 1");
+  if (snake_columns < 0) throw std::invalid_argument("snake columns cannot be negative");
   return placement;
 }
 
 int Placement::rank(const Parallelism& p, int mp, int dp, int pp) const {
-  const auto size = [&](GroupKind k) {
-    return k == GroupKind::Mp ? p.mp : k == GroupKind::Dp ? p.dp : p.pp;
-  };
   const auto coordinate = [&](GroupKind k) {
     return k == GroupKind::Mp ? mp : k == GroupKind::Dp ? dp : pp;
   };
   const int position =
       coordinate(order[0]) +
-      size(order[0]) * (coordinate(order[1]) + size(order[1]) * coordinate(order[2]));
+      p.size(order[0]) * (coordinate(order[1]) + p.size(order[1]) * coordinate(order[2]));
   if (snake_columns <= 0) return position;
   const int y = position / snake_columns, along = position % snake_columns;
   return (y % 2 == 0 ? along : snake_columns - 1 - along) + snake_columns * y;
@@ -99,8 +96,7 @@ std::vector<std::vector<int>> parallel_groups(const Parallelism& p, GroupKind ki
   for (int a = 0; a < (kind == GroupKind::Mp ? p.pp : p.mp); ++a)
     for (int b = 0; b < (kind == GroupKind::Dp ? p.pp : p.dp); ++b) {
       std::vector<int> g;
-      const int n = kind == GroupKind::Mp ? p.mp : kind == GroupKind::Dp ? p.dp : p.pp;
-      for (int i = 0; i < n; ++i)
+      for (int i = 0; i < p.size(kind); ++i)
         g.push_back(kind == GroupKind::Mp   ? placement.rank(p, i, b, a)
                     : kind == GroupKind::Dp ? placement.rank(p, a, i, b)
                                             : placement.rank(p, a, b, i));

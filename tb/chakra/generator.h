@@ -10,11 +10,13 @@
 namespace wafersim::chakra {
 
 // 3-D parallelism (model, data, pipeline) and the communicator groups of one of its kinds.
+enum class GroupKind { Mp, Dp, Pp };
 struct Parallelism {
   int mp = 1, dp = 1, pp = 1;
   int ranks() const { return mp * dp * pp; }
+  // The size of kind `k`'s groups.
+  int size(GroupKind k) const { return k == GroupKind::Mp ? mp : k == GroupKind::Dp ? dp : pp; }
 };
-enum class GroupKind { Mp, Dp, Pp };
 GroupKind group_kind_from_string(const std::string& text);  // mp, dp or pp; std::invalid_argument
 Parallelism parallelism_from_string(const std::string& text);  // "MP,DP,PP", e.g. "2,5,2"
 
