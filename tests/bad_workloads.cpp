@@ -419,6 +419,21 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
              {0, 4}, {1, 6}, {2, 5, 7}, {3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}};
          chakra::write_microbenchmark(p + "/w", spec);  // a folder of its own for its groups
        }},
+      // Weights streamed in from one I/O controller of wafer_mesh_5x4_io.yaml (rank 20), which
+      // also has a compute node: a controller only transfers. Prefix io_compute/w.
+      {"io_compute",
+       [](const std::string& p) {
+         chakra::MicrobenchmarkSpec spec;
+         spec.collective = CollectiveKind::Broadcast;
+         spec.ranks = 20;
+         spec.io_controllers = 1;
+         chakra::write_microbenchmark(p + "/w", spec);
+         chakra::Trace t = chakra::read_trace(p + "/w.20.et");
+         TraceNode c = node(7, NodeKind::Compute, "fetch");
+         c.duration_micros = 1;
+         t.nodes.push_back(c);
+         chakra::write_trace(p + "/w.20.et", t);
+       }},
   };
   return table;
 }

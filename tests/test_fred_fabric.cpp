@@ -72,11 +72,12 @@ TEST(FredFabric, InSwitchCollectivesStreamAtTheLinkRate) {
 }
 
 // A Fred switch's traversal is its Fred_m(P)'s blocks, fabric.fred_stage_cycles each. Fred-D's
-// leaves have 8 ports (4 NPUs, 4 uplinks): Fred_3(8) = input stage + Fred_3(4) + output stage,
-// Fred_3(4) = 2 + Fred_3(2), a base switch: 5 blocks. Its spine has 20 (5 leaves x 4 uplinks):
-// 20 -> 10 -> 5 -> the base Fred_3(3) (5 is odd: 2 pairs and the odd port), 2 + 2 + 2 + 1 = 7. A
-// wafer-wide all-reduce of one chunk crosses leaf, spine and leaf: every extra cycle per block
-// adds 5 + 7 + 5 = 17 cycles (1 ns each) to its time.
+// leaves have 12 ports (4 NPUs, 4 uplinks, 4 I/O controllers; leaves 3 and 4 have 3 controllers:
+// 11): Fred_3(12) = input stage + Fred_3(6) + output stage, Fred_3(6) = 2 + Fred_3(3), a base
+// switch: 5 blocks (Fred_3(11): 11 is odd, 5 pairs and the odd port around Fred_3(6): 5 too). Its
+// spine has 20 (5 leaves x 4 uplinks): 20 -> 10 -> 5 -> the base Fred_3(3) (5 is odd: 2 pairs and
+// the odd port), 2 + 2 + 2 + 1 = 7. A wafer-wide all-reduce of one chunk crosses leaf, spine and
+// leaf: every extra cycle per block adds 5 + 7 + 5 = 17 cycles (1 ns each) to its time.
 TEST(FredFabric, EachInterconnectStageAddsItsCycles) {
   const std::string prefix = workload("stages", "all_reduce", 64 << 10);
   std::map<int, double> t;
@@ -167,9 +168,10 @@ TEST(FredFabric, APortServesOneFlowAtATimeAndCollectivesSpreadOverTheUplinks) {
 }
 
 // Three broadcasts of B into leaf 1 at once (from NPUs 0, 1 and 2 of leaf 0: to NPU 4, to NPU 6,
-// to NPUs 5 and 7; the corpus's fred_clash) clash pairwise in leaf 1's interconnect. Fred_3(8)
-// carries them side by side; Fred_2(8) cannot, and the third waits for one of the others to pass:
-// one more stream of B / 3,000 ns. With fabric.fred_conflicts: error the run stops naming them.
+// to NPUs 5 and 7; the corpus's fred_clash) clash pairwise in leaf 1's interconnect (12 ports: 4
+// NPUs, 4 uplinks, 4 I/O controllers). Fred_3(12) carries them side by side; Fred_2(12) cannot, and
+// the third waits for one of the others to pass: one more stream of B / 3,000 ns. With
+// fabric.fred_conflicts: error the run stops naming them.
 TEST(FredFabric, FlowsTheMiddlesCannotCarryTogetherWaitOrAreReported) {
   chakra::MicrobenchmarkSpec spec;
   spec.collective = chakra::CollectiveKind::Broadcast;
@@ -189,7 +191,7 @@ TEST(FredFabric, FlowsTheMiddlesCannotCarryTogetherWaitOrAreReported) {
       "run --quiet --platform " + source("configs/fred_d.yaml") + " --workload " + prefix +
       " --set fabric.fred_middles=2 fabric.fred_conflicts=error --out " + temp_dir("clash_out"));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("cannot all be routed on Fred_2(8)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot all be routed on Fred_2(12)"), std::string::npos) << r.err;
 }
 
 // Data mode: every in-switch collective leaves every rank with the reference result, on the
@@ -228,6 +230,7 @@ TEST(FredFabric, MicrobenchmarkStudyReachesThePapersFredRows) {
   };
   struct Row {
     double effective_gbps = 0, makespan_ns = 0;
+    std::string io_fraction;
   };
   std::map<std::pair<std::string, std::string>, Row> rows;  // by (case, fabric)
   while (std::getline(csv, line)) {
@@ -236,9 +239,9 @@ TEST(FredFabric, MicrobenchmarkStudyReachesThePapersFredRows) {
     cells.resize(header.size());  // the last cell (error) is empty
     rows[{cells[column("case")], cells[column("fabric")]}] = {
         std::stod(cells[column("effective_bw_per_npu_gbps")]),
-        std::stod(cells[column("makespan_ns")])};
+        std::stod(cells[column("makespan_ns")]), cells[column("io_line_rate_fraction")]};
   }
-  ASSERT_EQ(rows.size(), 35u);  // 7 cases x 5 fabrics
+  ASSERT_EQ(rows.size(), 40u);  // 8 cases x 5 fabrics
   auto expect = [&](const char* c, const char* fabric, double gbps, double within = 0.02) {
     const Row& row = rows[std::make_pair(std::string(c), std::string(fabric))];
     EXPECT_NEAR(row.effective_gbps, gbps, gbps * within) << c << " on " << fabric;
@@ -266,6 +269,47 @@ TEST(FredFabric, MicrobenchmarkStudyReachesThePapersFredRows) {
   expect("mp_all_reduce_snake", "mesh", 750);
   expect("dp_all_reduce_snake", "mesh", 375, 0.03);
   for (const char* c : {"mp_all_reduce_snake", "dp_all_reduce_snake"}) expect(c, "fred_d", 3000);
+  // The I/O hotspot: 18 controllers of 128 GB/s streaming in at once. On the mesh the links
+  // between the rows carry the X-Y trees of the 9 controllers of one edge: 750 / (9 x 128) of the
+  // line rate (within 3%: 64 chunks relayed from the edge to the far row); Fred-D multicasts every
+  // stream at its line rate. Collectives among NPUs only have no I/O column.
+  auto io = [&](const char* fabric) {
+    return std::stod(
+        rows[std::make_pair(std::string("io_stream_in"), std::string(fabric))].io_fraction);
+  };
+  EXPECT_NEAR(io("mesh"), 750.0 / (9 * 128), 0.03 * 750.0 / (9 * 128));
+  EXPECT_NEAR(io("fred_d"), 1.0, 0.01);
+  EXPECT_EQ(rows[std::make_pair(std::string("mp_all_reduce"), std::string("mesh"))].io_fraction,
+            "");
+}
+
+// I/O streams carry real data: weights broadcast in from 3 of the 18 controllers (the others idle,
+// without traces) and gradients reduced out to them leave every rank with the reference, relayed
+// along the X-Y trees on the mesh, round the logical ring on Fred-C, multicast and reduced in the
+// switches on Fred-D.
+TEST(FredFabric, IoStreamsCarryTheReference) {
+  for (const char* config :
+       {"configs/wafer_mesh_5x4_io.yaml", "configs/fred_c.yaml", "configs/fred_d.yaml"})
+    for (auto kind : {chakra::CollectiveKind::Broadcast, chakra::CollectiveKind::Reduce}) {
+      chakra::MicrobenchmarkSpec spec;
+      spec.collective = kind;
+      spec.bytes = 3 * 4099;
+      spec.ranks = 20;
+      spec.io_controllers = 3;
+      const std::string name = std::string("io_") + chakra::to_string(kind);
+      const std::string prefix = temp_dir(name) + "/w";
+      chakra::write_microbenchmark(prefix, spec);
+      const auto report =
+          run(config, prefix, "collectives.dataset_splits=2 fabric.fidelity=message --data");
+      EXPECT_EQ(report["data_check"]["collectives_checked"], 3) << config << " " << name;
+      EXPECT_EQ(report["data_check"]["status"], "pass") << config << " " << name;
+      ASSERT_EQ(report["io_controllers"].size(), 18u);
+      EXPECT_EQ(report["npus"].size(), 20u);
+      for (int i = 0; i < 18; ++i)
+        EXPECT_EQ(report["io_controllers"][i]["streamed_bytes"].get<uint64_t>(),
+                  i < 3 ? spec.bytes : 0u)
+            << config << " io" << i;
+    }
 }
 
 // The endpoint baselines of the study compute the reference too: rings on a cycle of the mesh,

@@ -206,9 +206,9 @@ TEST(Topology, InjectionDefaultsToTheSumOfTheRoutersLinks) {
   Topology t = Topology::build(spec(Shape::Mesh, 0, 3, 3));
   // The centre router has 4 links of 100 GB/s: its NPU injects at 400 GB/s (100 B/cycle at 1 GHz
   // each).
-  int centre = t.npu_node(4);
+  int centre = t.endpoint_node(4);
   EXPECT_DOUBLE_EQ(t.links()[t.out_links(centre)[0]].bytes_per_cycle, 400.0);
-  EXPECT_DOUBLE_EQ(t.links()[t.out_links(t.npu_node(0))[0]].bytes_per_cycle, 200.0);
+  EXPECT_DOUBLE_EQ(t.links()[t.out_links(t.endpoint_node(0))[0]].bytes_per_cycle, 200.0);
 }
 
 TEST(Topology, BadSpecsAreRefused) {
@@ -302,4 +302,84 @@ TEST(Topology, FourThousandNpusInThreeDimensions) {
                      2 * (t.coordinate(a, 2) != t.coordinate(b, 2));
     EXPECT_EQ(static_cast<int>(t.path(a, b).size()), hops + 2) << a << "->" << b;
   }
+}
+
+// I/O controllers are endpoints after the NPUs: on a mesh half along the north edge and half
+// along the south, spread over the columns; on a tree, controller i on leaf i mod leaves. Routes
+// reach them and leave them like any endpoint's.
+TEST(Topology, IoControllersHangOffTheEdgesAndTheLeaves) {
+  NetworkSpec mesh = spec(Shape::Mesh, 0, 5, 4);
+  mesh.io_controllers = 18;
+  mesh.io_bandwidth_gbps = 128;
+  Topology t = Topology::build(mesh);
+  EXPECT_EQ(t.npu_count(), 20);
+  EXPECT_EQ(t.endpoint_count(), 38);
+  // 9 per edge over 5 columns: column j * 5 / 9 of row 0, then of row 3.
+  const int columns[9] = {0, 0, 1, 1, 2, 2, 3, 3, 4};
+  for (int i = 0; i < 18; ++i) {
+    const int rank = 20 + i;
+    EXPECT_TRUE(t.is_io_controller(rank));
+    const Node& io = t.nodes()[t.endpoint_node(rank)];
+    EXPECT_EQ(io.kind, NodeKind::IoController);
+    EXPECT_EQ(io.rank, rank);
+    EXPECT_EQ(io.name, "io" + std::to_string(i));
+    const Node& host = t.nodes()[t.attach_node(rank)];
+    EXPECT_EQ(host.x, columns[i % 9]) << io.name;
+    EXPECT_EQ(host.y, i < 9 ? 0 : 3) << io.name;
+    const Link& up = t.links()[t.out_links(t.endpoint_node(rank))[0]];
+    EXPECT_DOUBLE_EQ(up.bytes_per_cycle, 128);
+    EXPECT_TRUE(up.attach);
+    // Controller -> its router -> X-Y -> NPU 19 (4, 3): Manhattan distance + 2.
+    EXPECT_EQ(static_cast<int>(t.path(rank, 19).size()),
+              std::abs(host.x - 4) + std::abs(host.y - 3) + 2);
+    EXPECT_EQ(t.path(19, rank).size(), t.path(rank, 19).size());
+  }
+  NetworkSpec tree = spec(Shape::Tree, 20);
+  tree.leaf_npus = 4;
+  tree.uplinks = 4;
+  tree.uplink_bandwidth_gbps = 100;
+  tree.io_controllers = 18;
+  tree.io_bandwidth_gbps = 128;
+  Topology f = Topology::build(tree);
+  for (int i = 0; i < 18; ++i) {
+    EXPECT_EQ(f.nodes()[f.attach_node(20 + i)].x, i % 5);
+    EXPECT_EQ(f.path(20 + i, (i % 5) * 4 + 1).size(), 2u);    // its leaf's NPU: up and down
+    EXPECT_EQ(f.path(20 + i, ((i + 1) % 5) * 4).size(), 4u);  // another leaf's: via the spine
+  }
+  NetworkSpec ring = spec(Shape::Ring, 8);
+  ring.io_controllers = 2;
+  ring.io_bandwidth_gbps = 128;
+  EXPECT_THROW(Topology::build(ring), std::invalid_argument);
+  mesh.io_bandwidth_gbps = 0;
+  EXPECT_THROW(Topology::build(mesh), std::invalid_argument);
+}
+
+// The tree of a controller's routes on the 5x4 mesh is its X-Y multicast tree: the NPU beside it
+// first, along that row, then up and down each column, every link between two rows carrying it
+// once.
+TEST(Topology, RouteTreeOfAMeshIsTheXyMulticastTree) {
+  NetworkSpec mesh = spec(Shape::Mesh, 0, 5, 4);
+  mesh.io_controllers = 18;
+  mesh.io_bandwidth_gbps = 128;
+  Topology t = Topology::build(mesh);
+  std::vector<int> members;
+  for (int r = 0; r < 20; ++r) members.push_back(r);
+  members.push_back(22);  // io2, on column 1 of the north edge
+  const int root = 20;
+  const std::vector<int> parent = route_tree(t, members, root);
+  ASSERT_EQ(parent.size(), 21u);
+  EXPECT_EQ(parent[root], -1);
+  for (int r = 0; r < 20; ++r) {
+    const int x = r % 5, y = r / 5;
+    // Row 0 hangs off its neighbour towards column 1 (NPU 1 off the controller); the other rows
+    // off the NPU above them.
+    const int expected = y > 0 ? r - 5 : x == 1 ? root : x < 1 ? r + 1 : r - 1;
+    EXPECT_EQ(parent[r], expected) << "NPU " << r;
+  }
+  // A member beside the root's NPU on the same router relays for it; members in a ring have the
+  // previous one on the shorter way round as parent.
+  Topology ring = Topology::build(spec(Shape::Ring, 8));
+  const std::vector<int> all{0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<int> ring_parent = route_tree(ring, all, 0);
+  EXPECT_EQ(ring_parent, (std::vector<int>{-1, 0, 1, 2, 3, 6, 7, 0}));
 }

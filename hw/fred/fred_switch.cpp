@@ -23,6 +23,16 @@ fred::Interconnect interconnect_of(const topology::Topology& topology, int node,
   return fred::Interconnect(static_cast<int>(topology.out_links(node).size()), params.fred_middles);
 }
 
+// What each of the switch's ports carries, bytes per cycle: its link's rate.
+fred::PortCapacity port_capacity(const topology::Topology& topology, int node) {
+  fred::PortCapacity capacity;
+  for (int l : topology.in_links(node))
+    capacity.inputs.push_back(topology.links()[l].bytes_per_cycle);
+  for (int l : topology.out_links(node))
+    capacity.outputs.push_back(topology.links()[l].bytes_per_cycle);
+  return capacity;
+}
+
 // "0-3, 8" for ranks {0, 1, 2, 3, 8}.
 std::string ranks_text(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
@@ -45,7 +55,7 @@ FredSwitch::FredSwitch(sc_core::sc_module_name name, const FabricParams& params,
     : Router(name, with_datapath(params, interconnect_of(topology, node, params)), shared, topology,
              node),
       interconnect_(interconnect_of(topology, node, params)),
-      routes_(interconnect_),
+      routes_(interconnect_, {}, port_capacity(topology, node)),
       reconfiguration_(cycle_ * static_cast<double>(params.fred_reconfiguration_cycles)),
       topology_(topology),
       node_(node),
@@ -92,7 +102,7 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   sc_time last_end = depart;
   for (int port : hop.ports) {
     const topology::Node& next = topology_.nodes()[outputs_[port].link.dst];
-    if (next.kind == topology::NodeKind::Npu) {  // the sum for one output: a message of its own
+    if (topology::is_endpoint(next.kind)) {  // the sum for one output: a message of its own
       Message* m = messages_.acquire();
       m->id = flow.carrier.id;
       m->src = -1;
@@ -131,6 +141,7 @@ sc_time FredSwitch::route(const FlowTransfer& flow, int stage, std::vector<int> 
            ranks_text(flow.ends.inputs) + " to " + ranks_text(flow.ends.outputs);
   f.inputs = std::move(in);
   f.outputs = std::move(out);
+  f.rate = flow.carrier.bytes_per_cycle;
   try {
     const uint64_t start = routes_.book(std::move(f), ready.value(), (end - ready).value(),
                                         params_.fred_conflicts_stop);

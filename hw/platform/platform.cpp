@@ -21,9 +21,9 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
     fabric_.vc_classes = 2;
   }
   std::vector<FabricNode*> block(topology.nodes().size(), nullptr);
-  npus_.resize(topology.npu_count());
+  npus_.resize(topology.endpoint_count());
   for (const auto& node : topology.nodes()) {
-    if (node.kind == topology::NodeKind::Npu) {
+    if (topology::is_endpoint(node.kind)) {
       // One NIC port per link pair: one per network dimension.
       const auto& in = topology.in_links(node.id);
       const auto& out = topology.out_links(node.id);

@@ -1,7 +1,9 @@
 #pragma once
 // Builds the hardware from the topology graph: an NPU (with its network interface) per NPU node, a
 // router per router or switch node (a Fred switch per Fred switch node), and a pair of TLM sockets
-// per directed link.
+// per directed link. An I/O controller is an endpoint block like an NPU's (hw/npu: the network
+// interface, its DMA and the command socket a trace drives), with no work but transfers: it
+// streams to and from off-wafer memory at its link's rate (the memory behind it is not modelled).
 #include <memory>
 #include <systemc>
 #include <vector>
@@ -24,7 +26,9 @@ class Platform : public sc_core::sc_module {
            const FabricParams& fabric, const NpuParams& npu);
   ~Platform() override;
 
-  int npu_count() const { return static_cast<int>(npus_.size()); }
+  int npu_count() const { return topology_.npu_count(); }
+  // NPUs and I/O controllers (ranks npu_count() ..); rank's endpoint block.
+  int endpoint_count() const { return static_cast<int>(npus_.size()); }
   Npu& npu(int rank) { return *npus_.at(rank); }
   const FabricParams& fabric() const { return fabric_; }
   const topology::Topology& topology() const { return topology_; }
@@ -44,7 +48,7 @@ class Platform : public sc_core::sc_module {
   WakeCalendar calendar_;  // wakes routers and network interfaces (one fabric clock)
   // The blocks, in the order they were made; destroyed newest first (~Platform).
   std::vector<std::unique_ptr<sc_core::sc_module>> blocks_;
-  std::vector<Npu*> npus_;  // by rank
+  std::vector<Npu*> npus_;  // by rank: NPUs, then I/O controllers
   std::vector<Router*> routers_;
   std::vector<std::pair<FabricNode*, int>> link_source_;  // per link: sending block and its port
 };

@@ -50,6 +50,8 @@ const char* to_string(Algorithm a) {
       return "pairwise";
     case Algorithm::InSwitch:
       return "in_switch";
+    case Algorithm::RouteTree:
+      return "route_tree";
   }
   return "?";
 }
@@ -63,9 +65,10 @@ Algorithm algorithm_from_string(const std::string& text) {
     return Algorithm::DoubleBinaryTree;
   if (text == "pairwise") return Algorithm::Pairwise;
   if (text == "in_switch") return Algorithm::InSwitch;
-  throw std::invalid_argument(
-      "unknown collective algorithm '" + text +
-      "' (expected ring, direct, halving_doubling, double_binary_tree, pairwise or in_switch)");
+  if (text == "route_tree") return Algorithm::RouteTree;
+  throw std::invalid_argument("unknown collective algorithm '" + text +
+                              "' (expected ring, direct, halving_doubling, double_binary_tree, "
+                              "pairwise, in_switch or route_tree)");
 }
 
 namespace {
@@ -384,6 +387,26 @@ void tree_all_reduce(ChunkWriter& w, const std::vector<int>& order, Blocks b, ui
   }
 }
 
+// A broadcast of `b` down the tree `parent` (each position's parent, -1 at the root): every
+// position receives it from its parent and sends it on to each child; a reduce, up it: every
+// position combines its children's parts into its own and sends the sum to its parent.
+void parent_tree(ChunkWriter& w, const std::vector<int>& parent, bool reduce, Blocks b) {
+  const int n = static_cast<int>(parent.size());
+  std::vector<std::vector<int>> children(static_cast<size_t>(n));
+  for (int p = 0; p < n; ++p)
+    if (parent[p] >= 0) children[parent[p]].push_back(p);
+  for (int p = 0; p < n; ++p) {
+    if (reduce) {
+      std::vector<uint32_t> parts;
+      for (int c : children[p]) parts.push_back(w.recv(p, c, b, 0, {}, true));
+      if (parent[p] >= 0) w.send(p, parent[p], b, 0, parts);
+    } else {
+      const int64_t got = parent[p] >= 0 ? int64_t{w.recv(p, parent[p], b, 0)} : -1;
+      for (int c : children[p]) w.send(p, c, b, 0, after(got));
+    }
+  }
+}
+
 // All-to-all as ASTRA-sim's ring runs it: every message goes to the next rank, one at a time (a
 // rank sends its next message when its previous receive has arrived). In phase p rank i sends the
 // blocks rank i - p addressed beyond i, nearest first: its own in phase 0, then those it received
@@ -508,6 +531,7 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
           return;
         }
         case Algorithm::Pairwise:
+        case Algorithm::RouteTree:
         case Algorithm::InSwitch:  // built by in_switch_chunk
           break;
       }
@@ -600,6 +624,9 @@ void build_chunk(const CollectiveRequest& q, ChunkWriter& w) {
             }
           }
           return;
+        case Algorithm::RouteTree:
+          parent_tree(w, q.tree_parents, reduce, all);
+          return;
         default:
           throw unsupported();
       }
@@ -659,6 +686,16 @@ Plan build_plan(const CollectiveRequest& q) {
   if (q.ranks > 16384) throw std::invalid_argument("at most 16384 ranks per collective");
   if (q.splits > 65535) throw std::invalid_argument("at most 65535 dataset splits per collective");
   if (q.root < 0 || q.root >= q.ranks) throw std::invalid_argument("root outside the communicator");
+  if (q.algorithm == Algorithm::RouteTree) {
+    if (q.collective != Collective::Broadcast && q.collective != Collective::Reduce)
+      throw std::invalid_argument("route_tree implements only broadcast and reduce");
+    if (static_cast<int>(q.tree_parents.size()) != q.ranks)
+      throw std::invalid_argument("route_tree needs the platform's routes (a parent per rank)");
+    for (int p = 0; p < q.ranks; ++p)
+      if ((p == q.root) != (q.tree_parents[p] < 0) || q.tree_parents[p] >= q.ranks)
+        throw std::invalid_argument("route_tree: position " + std::to_string(p) +
+                                    " has no parent inside the group, or the root has one");
+  }
   if (q.algorithm == Algorithm::Pairwise && q.collective != Collective::AllToAll)
     throw std::invalid_argument("pairwise implements only all_to_all");
   // Relayed all-to-all tags its n(n - 1) / 2 messages per chunk in 16 bits.

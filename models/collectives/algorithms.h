@@ -18,7 +18,19 @@ enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast
 // multicast: an all-reduce is one flow per chunk, a reduce-scatter n serial reduce flows (flow j:
 // everyone's block j to rank j), an all-gather n serial multicast flows (rank j's block to the
 // others), a broadcast and a reduce one flow each (PAPERS.md section 1); no all-to-all.
-enum class Algorithm { Ring, Direct, HalvingDoubling, DoubleBinaryTree, Pairwise, InSwitch };
+// RouteTree (broadcast and reduce only): along the tree the fabric's routes from the root form
+// (CollectiveRequest::tree_parents), every member relaying to the members after it, so the links
+// carry what an in-network multicast tree would (a mesh's X-Y tree: PAPERS.md section 1, the I/O
+// hotspot).
+enum class Algorithm {
+  Ring,
+  Direct,
+  HalvingDoubling,
+  DoubleBinaryTree,
+  Pairwise,
+  InSwitch,
+  RouteTree
+};
 
 const char* to_string(Collective c);
 // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce; std::invalid_argument.
@@ -42,6 +54,8 @@ struct CollectiveRequest {
   // (empty: 0, 1, ..., n - 1), and whether odd chunks go round the other way.
   std::vector<int> ring_order;
   bool ring_alternates = false;
+  // RouteTree: each position's parent (-1 at the root), from the platform's routes.
+  std::vector<int> tree_parents;
 };
 
 // Throws std::invalid_argument when the algorithm does not support the request (e.g.

@@ -29,6 +29,8 @@ struct Flow {
   std::string name;          // for messages
   std::vector<int> inputs;   // ports whose data is reduced, each once
   std::vector<int> outputs;  // ports that receive the result, each once
+  // What it streams at, in the units of RouteSchedule's port capacities (0: a whole port's).
+  double rate = 0;
 };
 
 // Where a flow goes: at each level of recursion from the outermost, the middle subnetwork it

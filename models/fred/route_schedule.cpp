@@ -1,6 +1,7 @@
 #include "models/fred/route_schedule.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace wafersim::fred {
 
@@ -17,8 +18,27 @@ bool share_a_port(const Flow& a, const Flow& b) {
 
 }  // namespace
 
-RouteSchedule::RouteSchedule(const Interconnect& net, RouteOptions options)
-    : net_(net), options_(options) {}
+RouteSchedule::RouteSchedule(const Interconnect& net, RouteOptions options, PortCapacity capacity)
+    : net_(net), options_(options), capacity_(std::move(capacity)) {}
+
+bool RouteSchedule::room_for(const Flow& flow, const std::vector<const Flow*>& others) const {
+  if (others.empty()) return true;
+  if (capacity_.inputs.empty() || flow.rate <= 0) return false;
+  const auto fits = [&](const std::vector<int> Flow::*side, const std::vector<double>& capacity) {
+    for (int port : flow.*side) {
+      const double limit = capacity.at(static_cast<size_t>(port));
+      double used = flow.rate;
+      for (const Flow* o : others) {
+        const auto& ports = o->*side;
+        if (std::find(ports.begin(), ports.end(), port) == ports.end()) continue;
+        used += o->rate > 0 ? o->rate : limit;
+      }
+      if (used > limit * (1 + 1e-9)) return false;
+    }
+    return true;
+  };
+  return fits(&Flow::inputs, capacity_.inputs) && fits(&Flow::outputs, capacity_.outputs);
+}
 
 uint64_t RouteSchedule::book(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict) {
   // Candidate starts: the earliest time, then each time a flow in the way passes. After the last
@@ -41,12 +61,22 @@ uint64_t RouteSchedule::book(Flow flow, uint64_t earliest, uint64_t length, bool
     for (size_t m = 0; m < moments.size() && fits; ++m) {
       std::vector<Flow> flows;
       std::vector<FlowRoute> fixed;
+      std::vector<const Flow*> sharing;  // take their shared ports in turns with it
       for (const Booking& b : bookings_) {
         if (b.start > moments[m] || b.end <= moments[m]) continue;
-        if (share_a_port(b.flow, flow)) fits = false;
+        if (share_a_port(b.flow, flow)) {
+          sharing.push_back(&b.flow);
+          continue;
+        }
+        // Flows that share ports among themselves hold the switch in turns: the route must fit
+        // beside one of them at a time (the first, as the others' routes fit beside it).
+        if (std::any_of(flows.begin(), flows.end(),
+                        [&](const Flow& f) { return share_a_port(f, b.flow); }))
+          continue;
         flows.push_back(b.flow);
         fixed.push_back(b.route);
       }
+      fits = room_for(flow, sharing);
       if (!fits) break;
       flows.push_back(flow);
       if (m == 0) {

@@ -211,8 +211,10 @@ LinkGraph link_graph(const topology::Topology& t, const FabricCosts& costs) {
   // Per router: its NPU and the attach links to and from it.
   std::vector<int> npu_of(nodes.size(), -1);
   std::vector<const topology::Link*> inject(nodes.size(), nullptr), eject(nodes.size(), nullptr);
+  // (I/O controllers are not NPUs: TACOS synthesizes over the NPUs, and their links stay out.)
+  auto io = [&](int node) { return nodes[node].kind == topology::NodeKind::IoController; };
   for (const topology::Link& l : t.links()) {
-    if (!l.attach) continue;
+    if (!l.attach || io(l.src) || io(l.dst)) continue;
     if (nodes[l.src].kind == topology::NodeKind::Npu) {
       if (npu_of[l.dst] >= 0)
         throw std::invalid_argument("router " + nodes[l.dst].name + " holds more than one NPU");
@@ -223,7 +225,7 @@ LinkGraph link_graph(const topology::Topology& t, const FabricCosts& costs) {
     }
   }
   for (const topology::Link& l : t.links()) {
-    if (l.attach) continue;
+    if (l.attach || io(l.src) || io(l.dst)) continue;
     const int u = npu_of[l.src], v = npu_of[l.dst];
     if (u < 0 || v < 0 || !eject[l.dst])
       throw std::invalid_argument("link " + l.name + " joins a router without an NPU");

@@ -95,7 +95,7 @@ void Topology::attach_npus_to_routers(const std::vector<int>& routers) {
           if (!links_[l].attach && links_[l].dim == d)
             injection += links_[l].bytes_per_cycle * spec_.clock_ghz;
       }
-      add_duplex(npu_nodes_[r], router, injection, spec_.injection_latency_ns, true, d);
+      add_duplex(endpoint_nodes_[r], router, injection, spec_.injection_latency_ns, true, d);
     }
     router_of_rank_[r] = router;
   }
@@ -145,6 +145,19 @@ Topology Topology::build(const NetworkSpec& spec) {
       t.spec_.dims.push_back(
           {spec.shape, spec.npus, spec.link_bandwidth_gbps, spec.link_latency_ns, 1});
   }
+  if (spec.io_controllers < 0)
+    throw std::invalid_argument("io_controllers must not be negative, got " +
+                                std::to_string(spec.io_controllers));
+  if (spec.io_controllers > 0) {
+    if (spec.shape != Shape::Mesh && spec.shape != Shape::Tree)
+      throw std::invalid_argument(
+          "io_controllers: only a mesh or a tree has I/O controllers, not a " +
+          std::string(to_string(spec.shape)));
+    if (!(spec.io_bandwidth_gbps > 0))
+      throw std::invalid_argument("io_bandwidth_gbps: missing (" +
+                                  std::to_string(spec.io_controllers) +
+                                  " I/O controllers need their links' GB/s)");
+  }
   if (spec.shape == Shape::Mesh) {
     t.build_mesh();
   } else if (spec.shape == Shape::Tree) {
@@ -175,7 +188,7 @@ void Topology::build_mesh() {
   spec_.npus = npus;
   router_of_rank_.assign(npus, -1);
   for (int r = 0; r < npus; ++r)
-    npu_nodes_.push_back(
+    endpoint_nodes_.push_back(
         add_node(NodeKind::Npu, "npu" + std::to_string(r), r, r % spec.mesh_x, r / spec.mesh_x));
   const double bw = spec.link_bandwidth_gbps, lat = spec.link_latency_ns;
   const double bw_y = spec.link_bandwidth_y_gbps > 0 ? spec.link_bandwidth_y_gbps : bw;
@@ -191,6 +204,33 @@ void Topology::build_mesh() {
         add_duplex(here, routers[(y + 1) * spec.mesh_x + x], bw_y, lat, false);
     }
   attach_npus_to_routers(routers);
+  // Half the I/O controllers along the north edge (row 0), the rest along the south edge, each
+  // edge's spread evenly over its columns.
+  const int columns = spec.mesh_x, rows = spec.mesh_y, north = (spec.io_controllers + 1) / 2;
+  std::vector<int> hosts;
+  for (int i = 0; i < spec.io_controllers; ++i) {
+    const bool on_north = i < north;
+    const int j = on_north ? i : i - north, k = on_north ? north : spec.io_controllers - north;
+    hosts.push_back(routers[(on_north ? 0 : rows - 1) * columns + j * columns / k]);
+  }
+  attach_io_controllers(hosts);
+}
+
+void Topology::attach_io_controllers(const std::vector<int>& hosts) {
+  const double latency = spec_.io_latency_ns < 0 ? spec_.link_latency_ns : spec_.io_latency_ns;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const int rank = spec_.npus + static_cast<int>(i);
+    const int io = add_node(NodeKind::IoController, "io" + std::to_string(i), rank,
+                            nodes_[hosts[i]].x, nodes_[hosts[i]].y);
+    endpoint_nodes_.push_back(io);
+    router_of_rank_.push_back(hosts[i]);
+    add_duplex(io, hosts[i], spec_.io_bandwidth_gbps, latency, true);
+  }
+}
+
+int Topology::uplink_of(int rank) const {
+  const int index = rank < spec_.npus ? rank % spec_.leaf_npus : rank - spec_.npus;
+  return index % spec_.uplinks;
 }
 
 // NPUs first (ids 0..N-1), then, unless the only dimension is a switch, one router per NPU (ids
@@ -204,7 +244,7 @@ void Topology::build_dimensions() {
   for (size_t d = 1; d < dims.size(); ++d) stride_[d] = stride_[d - 1] * dims[d - 1].npus;
   router_of_rank_.assign(npus, -1);
   for (int r = 0; r < npus; ++r)
-    npu_nodes_.push_back(add_node(NodeKind::Npu, "npu" + std::to_string(r), r));
+    endpoint_nodes_.push_back(add_node(NodeKind::Npu, "npu" + std::to_string(r), r));
   const bool direct = dims.size() == 1 && dims[0].shape == Shape::Switch;
   std::vector<int> routers;
   if (!direct)
@@ -212,7 +252,7 @@ void Topology::build_dimensions() {
       routers.push_back(add_node(NodeKind::Router, "router" + std::to_string(r), -1,
                                  coordinate(r, 0), dims.size() > 1 ? coordinate(r, 1) : -1));
   // The node that NPU r's traffic in a dimension starts from.
-  auto entry = [&](int r) { return direct ? npu_nodes_[r] : routers[r]; };
+  auto entry = [&](int r) { return direct ? endpoint_nodes_[r] : routers[r]; };
   switches_.assign(dims.size(), {});
   for (size_t di = 0; di < dims.size(); ++di) {
     const int d = static_cast<int>(di);
@@ -284,7 +324,7 @@ void Topology::build_tree() {
       spec.uplink_latency_ns < 0 ? spec.link_latency_ns : spec.uplink_latency_ns;
   router_of_rank_.assign(spec.npus, -1);
   for (int r = 0; r < spec.npus; ++r)
-    npu_nodes_.push_back(add_node(NodeKind::Npu, "npu" + std::to_string(r), r));
+    endpoint_nodes_.push_back(add_node(NodeKind::Npu, "npu" + std::to_string(r), r));
   const NodeKind kind = spec.fred_switches ? NodeKind::FredSwitch : NodeKind::Switch;
   std::vector<int> leaf(leaves);
   for (int i = 0; i < leaves; ++i) {
@@ -293,19 +333,23 @@ void Topology::build_tree() {
   }
   for (int r = 0; r < spec.npus; ++r) {
     router_of_rank_[r] = leaf[r / spec.leaf_npus];
-    add_duplex(npu_nodes_[r], router_of_rank_[r], spec.link_bandwidth_gbps, spec.link_latency_ns,
-               false);
+    add_duplex(endpoint_nodes_[r], router_of_rank_[r], spec.link_bandwidth_gbps,
+               spec.link_latency_ns, false);
   }
-  if (leaves == 1) return;
-  // A leaf's outputs: its NPUs in order, then its uplinks; the spine's: each leaf's downlinks in
-  // turn (rule_port counts on this order).
-  spine_ = add_node(kind, "spine");
-  for (int l : leaf)
-    for (int k = 0; k < spec.uplinks; ++k)
-      for (auto [from, to] : {std::pair{l, spine_}, std::pair{spine_, l}}) {
-        const int id = add_link(from, to, spec.uplink_bandwidth_gbps, uplink_latency, false);
-        if (spec.uplinks > 1) links_[id].name += ".u" + std::to_string(k);
-      }
+  // A leaf's outputs: its NPUs in order, then its uplinks, then its I/O controllers; the spine's:
+  // each leaf's downlinks in turn (rule_port counts on this order).
+  if (leaves > 1) {
+    spine_ = add_node(kind, "spine");
+    for (int l : leaf)
+      for (int k = 0; k < spec.uplinks; ++k)
+        for (auto [from, to] : {std::pair{l, spine_}, std::pair{spine_, l}}) {
+          const int id = add_link(from, to, spec.uplink_bandwidth_gbps, uplink_latency, false);
+          if (spec.uplinks > 1) links_[id].name += ".u" + std::to_string(k);
+        }
+  }
+  std::vector<int> hosts;
+  for (int i = 0; i < spec.io_controllers; ++i) hosts.push_back(leaf[i % leaves]);
+  attach_io_controllers(hosts);
 }
 
 std::vector<int> Topology::extents(const std::vector<int>& ranks) const {
@@ -358,6 +402,10 @@ void Topology::index_neighbours() {
     path((r + 1) % npus, r);
     path(npus - 1 - r, r);
   }
+  for (int io = npus; io < endpoint_count(); ++io) {
+    path(io, io % npus);
+    path(io % npus, io);
+  }
 }
 
 int Topology::port_to(int node, int next) const {
@@ -400,6 +448,8 @@ int Topology::next_port(int node, int dst_rank, int in_dim) const {
     }
     case NodeKind::Switch:
       return route_ports_[hop.table + coordinate(dst_rank, hop.dim)];
+    default:  // no Fred switches or I/O controllers in a network of dimensions
+      break;
   }
   return -1;
 }
@@ -459,9 +509,9 @@ void Topology::tabulate_routes() {
 int Topology::rule_port(int node, int dst_rank, int in_dim) const {
   const Node& n = nodes_[node];
   if (spec_.shape == Shape::Mesh) {
-    if (n.kind == NodeKind::Npu) return n.rank == dst_rank ? -1 : 0;  // its one port
+    if (is_endpoint(n.kind)) return n.rank == dst_rank ? -1 : 0;  // its one port
     const int dst_router = router_of_rank_[dst_rank];
-    if (node == dst_router) return port_to(node, npu_nodes_[dst_rank]);
+    if (node == dst_router) return port_to(node, endpoint_nodes_[dst_rank]);
     const Node& target = nodes_[dst_router];
     // Dimension order: X first, then Y.
     int x = n.x, y = n.y;
@@ -472,11 +522,13 @@ int Topology::rule_port(int node, int dst_rank, int in_dim) const {
     return port_to(node, npu_count() + y * spec_.mesh_x + x);
   }
   if (spec_.shape == Shape::Tree) {
-    if (n.kind == NodeKind::Npu) return n.rank == dst_rank ? -1 : 0;
-    const int place = dst_rank % spec_.leaf_npus, k = place % spec_.uplinks;
+    if (is_endpoint(n.kind)) return n.rank == dst_rank ? -1 : 0;
+    const int k = uplink_of(dst_rank);
     if (node == spine_) return nodes_[router_of_rank_[dst_rank]].x * spec_.uplinks + k;
-    if (node == router_of_rank_[dst_rank]) return place;  // down to the NPU
-    return spec_.leaf_npus + k;                           // up
+    if (node == router_of_rank_[dst_rank])  // down to the endpoint
+      return dst_rank < spec_.npus ? dst_rank % spec_.leaf_npus
+                                   : port_to(node, endpoint_nodes_[dst_rank]);
+    return spec_.leaf_npus + k;  // up
   }
   const int npus = npu_count();
   switch (n.kind) {
@@ -509,21 +561,22 @@ int Topology::rule_port(int node, int dst_rank, int in_dim) const {
     }
     case NodeKind::Switch: {  // down to the block's member with the destination's coordinate
       const int member = with_coordinate(n.first_rank, n.dim, coordinate(dst_rank, n.dim));
-      return port_to(
-          node, router_of_rank_[member] == node ? npu_nodes_[member] : router_of_rank_[member]);
+      return port_to(node, router_of_rank_[member] == node ? endpoint_nodes_[member]
+                                                           : router_of_rank_[member]);
     }
+    default:  // no Fred switches or I/O controllers in a network of dimensions
+      break;
   }
   return -1;
 }
 
 std::vector<int> Topology::path(int src_rank, int dst_rank) const {
   std::vector<int> links;
-  int node = npu_node(src_rank), dst = npu_node(dst_rank), in_dim = 0;
+  int node = endpoint_node(src_rank), dst = endpoint_node(dst_rank), in_dim = 0;
   while (node != dst) {
     int l = next_link(node, dst_rank, in_dim);
     if (l < 0)
-      throw std::logic_error("no route from " + nodes_[node].name + " to npu" +
-                             std::to_string(dst_rank));
+      throw std::logic_error("no route from " + nodes_[node].name + " to " + nodes_[dst].name);
     links.push_back(l);
     node = links_[l].dst;
     in_dim = links_[l].dim;
@@ -534,8 +587,8 @@ std::vector<int> Topology::path(int src_rank, int dst_rank) const {
 
 double Topology::path_bytes_per_cycle(int src_rank, int dst_rank) const {
   double narrowest = std::numeric_limits<double>::infinity();
-  int node = npu_node(src_rank), hops = 0, in_dim = 0;
-  const int dst = npu_node(dst_rank);
+  int node = endpoint_node(src_rank), hops = 0, in_dim = 0;
+  const int dst = endpoint_node(dst_rank);
   while (node != dst) {
     const Link& l = links_[next_link(node, dst_rank, in_dim)];
     narrowest = std::min(narrowest, l.bytes_per_cycle);
@@ -552,7 +605,7 @@ FlowHop Topology::flow_hop(int node, int in_port, const FlowEnds& flow) const {
   if (!carries_flows()) throw std::logic_error("flow_hop: no Fred switches in this network");
   const int per_leaf = spec_.leaf_npus, uplinks = spec_.uplinks;
   const int k = static_cast<int>(flow.key % static_cast<uint64_t>(uplinks));
-  auto leaf_of = [&](int rank) { return rank / per_leaf; };
+  auto leaf_of = [&](int rank) { return nodes_[router_of_rank_.at(rank)].x; };
   auto leaves_of = [&](const std::vector<int>& ranks) {
     std::vector<int> out;
     for (int r : ranks) out.push_back(leaf_of(r));
@@ -572,7 +625,7 @@ FlowHop Topology::flow_hop(int node, int in_port, const FlowEnds& flow) const {
   const int leaf = nodes_.at(node).x;
   auto multicast_here = [&]() {
     for (int r : flow.outputs)
-      if (leaf_of(r) == leaf) hop.ports.push_back(r % per_leaf);
+      if (leaf_of(r) == leaf) hop.ports.push_back(attach_port(r));
   };
   if (links_[in_[node].at(in_port)].src == spine_) {  // the total, on its way down
     hop.stage = 1;
@@ -593,8 +646,8 @@ double Topology::flow_bytes_per_cycle(const FlowEnds& flow) const {
   auto take = [&](int node, int port) {
     narrowest = std::min(narrowest, links_[out_[node][port]].bytes_per_cycle);
   };
-  for (int r : flow.inputs) take(npu_node(r), 0);
-  for (int r : flow.outputs) take(router_of_rank_[r], r % spec_.leaf_npus);
+  for (int r : flow.inputs) take(endpoint_node(r), 0);
+  for (int r : flow.outputs) take(router_of_rank_[r], attach_port(r));
   if (spine_ >= 0) {
     const int k = static_cast<int>(flow.key % static_cast<uint64_t>(spec_.uplinks));
     const int first = router_of_rank_[flow.inputs.at(0)];
@@ -626,6 +679,38 @@ std::vector<int> grid_cycle(int columns, int rows) {
     for (int k = 1; k < columns; ++k) cells.push_back((y % 2 == 1 ? columns - k : k) + columns * y);
   for (int y = rows - 1; y >= 1; --y) cells.push_back(columns * y);
   return cells;
+}
+
+std::vector<int> route_tree(const Topology& t, const std::vector<int>& members, int root) {
+  const int n = static_cast<int>(members.size());
+  if (root < 0 || root >= n) throw std::invalid_argument("route_tree: root outside the group");
+  // Per node, the positions hanging off it, lowest first, the root after them all (an I/O
+  // controller's one link feeds the NPU beside it, which relays).
+  std::vector<std::vector<int>> hosted(t.nodes().size());
+  for (int p = 0; p < n; ++p)
+    if (p != root) hosted[t.attach_node(members[p])].push_back(p);
+  hosted[t.attach_node(members[root])].push_back(root);
+  std::vector<int> parent(static_cast<size_t>(n), -1);
+  for (int p = 0; p < n; ++p) {
+    if (p == root) continue;
+    const int own = t.attach_node(members[p]);
+    parent[p] = root;
+    if (own == t.attach_node(members[root])) continue;
+    for (int l : t.path(members[root], members[p])) {
+      const int node = t.links()[l].dst;
+      if (node == own) break;
+      if (!hosted[node].empty()) parent[p] = hosted[node].front();
+    }
+  }
+  // Every chain of parents must reach the root within n steps.
+  for (int p = 0; p < n; ++p) {
+    int q = p, steps = 0;
+    while (q != root && steps++ <= n) q = parent[q];
+    if (q != root)
+      throw std::invalid_argument("route_tree: the routes from rank " +
+                                  std::to_string(members[root]) + " form no tree over the group");
+  }
+  return parent;
 }
 
 }  // namespace wafersim::topology

@@ -64,11 +64,21 @@ struct NetworkSpec {
   // Tree: whether its switches are Fred switches (they reduce and multicast in-network flows, and
   // route unicasts as the plain switches do) rather than plain switches.
   bool fred_switches = false;
+  // Mesh and tree: I/O controllers to off-wafer memory (PAPERS.md section 1), endpoints beside the
+  // NPUs with ranks npus .. npus + io_controllers - 1, each joined by a duplex link of
+  // io_bandwidth_gbps and io_latency_ns (< 0: link_latency_ns). On a mesh they hang off the edge
+  // routers: the first half (rounded up) along the north edge (row 0), the rest along the south
+  // edge (the last row), controller j of an edge's k on column j x mesh_x / k (the Fred paper's
+  // 18 on a 5x4 mesh: 2N - 1 = 9 per edge, whose X-Y multicast trees load the links between the
+  // rows with 9 streams each). On a tree, controller i hangs off leaf i mod leaves.
+  int io_controllers = 0;
+  double io_bandwidth_gbps = 0;
+  double io_latency_ns = -1;
 };
 
-// An in-network flow's ends, as ranks (DESIGN.md decision 2): the data of every input is reduced
-// on the way, and every output receives the sum. `key` spreads flows over parallel links (the
-// uplink a flow takes is key mod uplinks, as d-mod-k spreads destinations).
+// An in-network flow's ends, as endpoint ranks (DESIGN.md decision 2): the data of every input is
+// reduced on the way, and every output receives the sum. `key` spreads flows over parallel links
+// (the uplink a flow takes is key mod uplinks, as d-mod-k spreads destinations).
 struct FlowEnds {
   std::vector<int> inputs;
   std::vector<int> outputs;
@@ -86,22 +96,26 @@ struct FlowHop {
   std::vector<int> ports;  // indices into out_links(node)
 };
 
-// Endpoints are not ranks: NPUs are one kind of node among others. Routers sit beside NPUs (one
-// per NPU, with ports in every dimension); switches join the NPUs of one block of a Switch
-// dimension. The Fred fabric's switches, I/O controllers and memories join this list.
-// FredSwitch: a tree's switch that also reduces and multicasts flows (hw/fred).
-enum class NodeKind { Npu, Router, Switch, FredSwitch };
+// NPUs are one kind of node among others. Routers sit beside NPUs (one per NPU, with ports in
+// every dimension); switches join the NPUs of one block of a Switch dimension. FredSwitch: a
+// tree's switch that also reduces and multicasts flows (hw/fred). IoController: an I/O controller
+// to off-wafer memory, an endpoint that is not an NPU. Endpoints (NPUs, then I/O controllers)
+// are numbered by rank, the address every route and trace names.
+enum class NodeKind { Npu, Router, Switch, FredSwitch, IoController };
 
+inline bool is_endpoint(NodeKind kind) {
+  return kind == NodeKind::Npu || kind == NodeKind::IoController;
+}
 // Whether a node forwards units between its links (a Router block in hw/, or a Fred switch).
 inline bool is_switching(NodeKind kind) {
-  return kind != NodeKind::Npu;
+  return !is_endpoint(kind);
 }
 
 struct Node {
   int id = 0;
   NodeKind kind = NodeKind::Router;
   std::string name;
-  int rank = -1;        // NPUs: their rank (router r of a network of dimensions is node NPUs + r)
+  int rank = -1;  // endpoints: their rank (router r of a network of dimensions is node NPUs + r)
   int x = -1, y = -1;   // mesh: coordinates; ring: position; switch: its block in its dimension
   int dim = -1;         // switches: their dimension
   int first_rank = -1;  // switches: the lowest rank of their block
@@ -153,8 +167,17 @@ class Topology {
   int first_differing_dim(int a, int b) const;
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<Link>& links() const { return links_; }
-  int npu_count() const { return static_cast<int>(npu_nodes_.size()); }
-  int npu_node(int rank) const { return npu_nodes_.at(rank); }
+  int npu_count() const { return spec_.npus; }
+  // NPUs and I/O controllers; rank r's node.
+  int endpoint_count() const { return static_cast<int>(endpoint_nodes_.size()); }
+  int endpoint_node(int rank) const { return endpoint_nodes_.at(rank); }
+  bool is_io_controller(int rank) const { return rank >= spec_.npus; }
+  // The switching node endpoint `rank` hangs off (its router, or its switch), and the output
+  // there that leads to it.
+  int attach_node(int rank) const { return router_of_rank_.at(rank); }
+  int attach_port(int rank) const {
+    return port_to(router_of_rank_.at(rank), endpoint_nodes_.at(rank));
+  }
   const std::vector<int>& out_links(int node) const { return out_[node]; }
   const std::vector<int>& in_links(int node) const { return in_[node]; }
   std::vector<Link> links_of(const std::vector<int>& ids) const {
@@ -163,16 +186,17 @@ class Topology {
     return out;
   }
 
-  // The output (index into out_links(node)) a packet at `node` takes towards NPU `dst_rank`, or -1
-  // at that NPU. `in_dim`: the dimension of the link it arrived on; at the destination's router it
-  // leaves on that dimension's port to the NPU (every NIC port group receives its own dimension).
+  // The output (index into out_links(node)) a packet at `node` takes towards endpoint `dst_rank`,
+  // or -1 at that endpoint. `in_dim`: the dimension of the link it arrived on; at the destination's
+  // router it leaves on that dimension's port to the NPU (every NIC port group receives its own
+  // dimension).
   int next_port(int node, int dst_rank, int in_dim = 0) const;
-  // The link a packet at `node` takes towards NPU `dst_rank`, or -1 at that NPU.
+  // The link a packet at `node` takes towards endpoint `dst_rank`, or -1 at that endpoint.
   int next_link(int node, int dst_rank, int in_dim = 0) const {
     const int port = next_port(node, dst_rank, in_dim);
     return port < 0 ? -1 : out_[node][port];
   }
-  // Links on the path from one NPU to another, in order.
+  // Links on the path from one endpoint to another, in order.
   std::vector<int> path(int src_rank, int dst_rank) const;
   // The narrowest link on that path, in bytes per cycle (what a message can stream at).
   double path_bytes_per_cycle(int src_rank, int dst_rank) const;
@@ -207,6 +231,12 @@ class Topology {
   void build_mesh();
   void build_dimensions();
   void build_tree();
+  // Adds spec_.io_controllers endpoints after every other node, each joined to its switching node
+  // in `hosts` (one per controller).
+  void attach_io_controllers(const std::vector<int>& hosts);
+  // A tree's uplink index for routes towards `rank` (d-mod-k: its place in its leaf, or for an I/O
+  // controller its number, mod uplinks).
+  int uplink_of(int rank) const;
   // The switch of dimension d's block that holds NPU `rank`.
   int switch_of(int d, int rank) const {
     return switches_[d][rank % stride_[d] + rank / (stride_[d] * spec_.dims[d].npus) * stride_[d]];
@@ -217,9 +247,9 @@ class Topology {
   NetworkSpec spec_;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
-  std::vector<int> npu_nodes_;
-  std::vector<int> router_of_rank_;         // the node an NPU hangs off (its router, or its switch)
-  std::vector<int> stride_;                 // per dimension
+  std::vector<int> endpoint_nodes_;  // by rank: NPUs, then I/O controllers
+  std::vector<int> router_of_rank_;  // the node an endpoint hangs off (its router, or its switch)
+  std::vector<int> stride_;          // per dimension
   std::vector<std::vector<int>> switches_;  // per dimension, its switch per block (or none)
   std::vector<int> eject_port_;  // per router, its output to its NPU in dimension 0 (then 1, ...)
   int spine_ = -1;               // a tree's spine switch
@@ -248,5 +278,13 @@ class Topology {
   std::vector<int> route_ports_;
   bool needs_dateline_ = false;
 };
+
+// The tree the routes from `members[root]` to the other members form, as each member's parent
+// (a position in `members`; -1 at the root): a member's parent is a member that hangs off the
+// last node of its route before its own node that holds any (the lowest such position other than
+// the root, else the root); a member that hangs off the root's node has the root as parent. On a
+// mesh under X-Y routing it is the X-Y multicast tree: along the root's row, then up and down each
+// column. Throws std::invalid_argument if the routes form no tree.
+std::vector<int> route_tree(const Topology& topology, const std::vector<int>& members, int root);
 
 }  // namespace wafersim::topology

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 
@@ -126,38 +127,84 @@ void apply_parallelism(MicrobenchmarkSpec& spec, const ParallelOptions& options,
                                 placement_from_string(options.placement, options.snake_columns));
 }
 
-void write_microbenchmark(const std::string& prefix, const MicrobenchmarkSpec& spec) {
+namespace {
+
+// The communicator groups `spec` names, as pg_name -> ranks; per rank, the groups its collectives
+// run over (empty name: every NPU).
+struct GroupPlan {
+  nlohmann::json groups = nlohmann::json::object();
+  std::vector<std::vector<std::string>> of_rank;
+};
+
+GroupPlan plan_groups(const MicrobenchmarkSpec& spec) {
+  GroupPlan plan;
+  const int endpoints = spec.ranks + spec.io_controllers;
+  plan.of_rank.resize(static_cast<size_t>(endpoints));
+  if (spec.io_controllers > 0) {
+    for (int i = 0; i < spec.io_controllers; ++i) {
+      const std::string name = "io" + std::to_string(i);
+      std::vector<int> members(static_cast<size_t>(spec.ranks));
+      std::iota(members.begin(), members.end(), 0);
+      members.push_back(spec.ranks + i);
+      for (int r : members) plan.of_rank[r].push_back(name);
+      plan.groups[name] = members;
+    }
+    return plan;
+  }
+  if (spec.groups.empty()) {
+    for (auto& names : plan.of_rank) names = {""};
+    return plan;
+  }
+  for (size_t g = 0; g < spec.groups.size(); ++g) {
+    const std::string name = std::to_string(g + 1);
+    for (int r : spec.groups[g]) {
+      if (r < 0 || r >= spec.ranks || !plan.of_rank[r].empty())
+        throw std::invalid_argument("groups: rank " + std::to_string(r) +
+                                    " is out of range or in two groups");
+      plan.of_rank[r] = {name};
+    }
+    plan.groups[name] = spec.groups[g];
+  }
+  for (int r = 0; r < spec.ranks; ++r)
+    if (plan.of_rank[r].empty())
+      throw std::invalid_argument("groups: rank " + std::to_string(r) + " is in no group");
+  return plan;
+}
+
+}  // namespace
+
+void check_microbenchmark(const MicrobenchmarkSpec& spec) {
   if (spec.ranks < 1) throw std::invalid_argument("ranks must be at least 1");
   if (spec.bytes == 0) throw std::invalid_argument("size must be above 0 bytes");
+  if (spec.io_controllers < 0) throw std::invalid_argument("io controllers must not be negative");
+  if (spec.io_controllers > 0 && !spec.groups.empty())
+    throw std::invalid_argument(
+        "an I/O stream runs over every NPU: it does not take parallelism groups");
+  if (spec.io_controllers > 0 && spec.collective != CollectiveKind::Broadcast &&
+      spec.collective != CollectiveKind::Reduce)
+    throw std::invalid_argument(
+        std::string("an I/O stream is a broadcast (weights in) or a reduce (gradients out), not ") +
+        to_string(spec.collective));
+}
+
+void write_microbenchmark(const std::string& prefix, const MicrobenchmarkSpec& spec) {
+  check_microbenchmark(spec);
+  const GroupPlan groups = plan_groups(spec);
   auto dir = std::filesystem::path(prefix).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
-  std::vector<std::string> group_of(static_cast<size_t>(spec.ranks));
-  if (!spec.groups.empty()) {
-    nlohmann::json groups = nlohmann::json::object();
-    for (size_t g = 0; g < spec.groups.size(); ++g) {
-      const std::string name = std::to_string(g + 1);
-      for (int r : spec.groups[g]) {
-        if (r < 0 || r >= spec.ranks || !group_of[r].empty())
-          throw std::invalid_argument("groups: rank " + std::to_string(r) +
-                                      " is out of range or in two groups");
-        group_of[r] = name;
-      }
-      groups[name] = spec.groups[g];
-    }
-    for (int r = 0; r < spec.ranks; ++r)
-      if (group_of[r].empty())
-        throw std::invalid_argument("groups: rank " + std::to_string(r) + " is in no group");
+  if (!groups.groups.empty()) {
     std::ofstream out(dir / "workload.json");
-    out << groups.dump() << "\n";
+    out << groups.groups.dump() << "\n";
     if (!out) throw std::runtime_error("cannot write " + (dir / "workload.json").string());
   }
-  for (int r = 0; r < spec.ranks; ++r) {
+  for (int r = 0; r < spec.ranks + spec.io_controllers; ++r) {
+    const bool io = r >= spec.ranks;
     Trace t;
     t.version = "0.0.4";
     uint64_t id = 0;
     std::vector<uint64_t> previous;
     for (int i = 0; i < spec.iterations; ++i) {
-      if (spec.compute_micros > 0) {
+      if (spec.compute_micros > 0 && !io) {
         TraceNode c;
         c.id = id++;
         c.name = "compute_" + std::to_string(i);
@@ -167,16 +214,23 @@ void write_microbenchmark(const std::string& prefix, const MicrobenchmarkSpec& s
         previous = {c.id};
         t.nodes.push_back(c);
       }
-      TraceNode n;
-      n.id = id++;
-      n.name = std::string(to_string(spec.collective)) + "_" + std::to_string(i);
-      n.kind = NodeKind::Collective;
-      n.comm_type = static_cast<int64_t>(spec.collective);
-      n.comm_size = spec.bytes;
-      n.pg_name = group_of[r];
-      n.data_deps = previous;
-      previous = {n.id};
-      t.nodes.push_back(n);
+      // The rank's collectives of this iteration run side by side (an NPU's with every stream).
+      std::vector<uint64_t> started;
+      for (const std::string& group : groups.of_rank[r]) {
+        TraceNode n;
+        n.id = id++;
+        n.name = std::string(to_string(spec.collective)) + "_" + std::to_string(i) +
+                 (spec.io_controllers > 0 ? "_" + group : "");
+        n.kind = NodeKind::Collective;
+        n.comm_type = static_cast<int64_t>(spec.collective);
+        n.comm_size = spec.bytes;
+        n.pg_name = group;
+        if (spec.io_controllers > 0) n.root = spec.ranks;  // the controller, after the NPUs
+        n.data_deps = previous;
+        started.push_back(n.id);
+        t.nodes.push_back(n);
+      }
+      previous = started;
     }
     write_trace(prefix + "." + std::to_string(r) + ".et", t);
   }

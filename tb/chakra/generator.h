@@ -46,6 +46,10 @@ struct MicrobenchmarkSpec {
   // Empty: every collective is over all ranks. Else each rank's collectives are over its group
   // (pg_name "1", "2", ... in this order), all groups at once; together they hold every rank once.
   std::vector<std::vector<int>> groups;
+  // Above 0: the platform's I/O controllers (ranks `ranks` .. ranks + io_controllers - 1) stream:
+  // each runs the collective (a broadcast: weights streamed in; a reduce: gradients out) with every
+  // NPU as its root, all controllers at once (group "io<i>": the NPUs, then controller i).
+  int io_controllers = 0;
 };
 
 // The generator's options for a 3-D parallel workload (`wafersim generate --parallelism ...`).
@@ -60,9 +64,12 @@ struct ParallelOptions {
 // caller set spec.ranks itself, which must then equal the product. Throws std::invalid_argument.
 void apply_parallelism(MicrobenchmarkSpec& spec, const ParallelOptions& options, bool ranks_given);
 
-// Writes <prefix>.<rank>.et for every rank and, when the spec has groups, the communicator groups
-// as <prefix's folder>/workload.json (where `wafersim run` looks for them).
+// Writes <prefix>.<rank>.et for every rank (and I/O controller) and, when the spec has groups or
+// I/O streams, the communicator groups as <prefix's folder>/workload.json (where `wafersim run`
+// looks for them). Throws std::invalid_argument on a spec it cannot write.
 void write_microbenchmark(const std::string& prefix, const MicrobenchmarkSpec& spec);
+// The checks write_microbenchmark makes before it writes anything; std::invalid_argument.
+void check_microbenchmark(const MicrobenchmarkSpec& spec);
 
 CollectiveKind collective_from_string(const std::string& text);  // throws std::invalid_argument
 

@@ -123,12 +123,24 @@ Workload load_workload(const WorkloadOptions& o, bool validate_it) {
           "trace file missing (the platform has " + std::to_string(o.ranks) + " NPUs)");
     w.ranks.push_back(read_trace(path));
   }
+  const int endpoints = o.ranks + o.io_controllers;
+  for (int r = o.ranks; r < endpoints; ++r) {
+    const std::string path = trace_path(o.prefix, r);
+    if (!path.empty()) {
+      w.ranks.push_back(read_trace(path));
+    } else {  // an idle controller
+      w.ranks.emplace_back();
+      w.ranks.back().file = "(no trace: I/O controller " + std::to_string(r) + " idle)";
+    }
+  }
   // A trace for a rank the platform does not have means the two do not belong together.
-  std::string extra = trace_path(o.prefix, o.ranks);
+  std::string extra = trace_path(o.prefix, endpoints);
   if (!extra.empty())
     throw InputError(
-        extra, "rank " + std::to_string(o.ranks),
-        "the workload has more ranks than the platform's " + std::to_string(o.ranks) + " NPUs");
+        extra, "rank " + std::to_string(endpoints),
+        "the workload has more ranks than the platform's " + std::to_string(o.ranks) + " NPUs" +
+            (o.io_controllers > 0 ? " and " + std::to_string(o.io_controllers) + " I/O controllers"
+                                  : std::string()));
   if (o.size_unit_bytes != 1)
     for (auto& t : w.ranks)
       for (auto& n : t.nodes)
@@ -147,7 +159,7 @@ Workload load_workload(const WorkloadOptions& o, bool validate_it) {
     if (fs::exists(candidate)) groups = candidate.string();
   }
   if (!groups.empty()) {
-    w.groups = read_comm_groups(groups, o.ranks);
+    w.groups = read_comm_groups(groups, endpoints);
     w.groups_source = groups;
   } else {
     for (const auto& t : w.ranks)

@@ -13,7 +13,10 @@ enum class DependencyMode { DataAndControl, DataOnly };
 
 struct WorkloadOptions {
   std::string prefix;  // files are <prefix>.<rank>.et
-  int ranks = 0;
+  int ranks = 0;       // the NPUs: every one needs a trace
+  // I/O controllers (ranks `ranks` ..): a controller's trace is optional (without one it stays
+  // idle); controllers join no communicator but the groups that name them.
+  int io_controllers = 0;
   DependencyMode dependencies = DependencyMode::DataAndControl;
   uint64_t size_unit_bytes = 1;  // multiplies comm_size and tensor_size (element counts -> bytes)
   std::string comm_groups;       // JSON {"group": [ranks]}; empty = <dir>/workload.json if present
@@ -33,7 +36,7 @@ struct Workload {
   std::map<std::string, std::vector<int>> groups;  // pg_name -> ranks in communicator order
   std::string groups_source;
   DependencyMode dependencies = DependencyMode::DataAndControl;
-  std::vector<int> everyone;  // 0 .. ranks - 1
+  std::vector<int> everyone;  // the NPUs, 0 .. options.ranks - 1 (I/O controllers follow them)
   // What the check before the run found that will stall it (a SEND nobody receives, a collective
   // a rank never joins), one sentence each: the stall report repeats them.
   std::vector<std::string> expected_stalls;

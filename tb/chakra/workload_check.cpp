@@ -67,6 +67,15 @@ void check_node(const Workload* w, const Trace& t, const TraceNode& n, int rank,
     if (*p == rank)
       fail(std::string(what) + " is this rank itself: a transfer to oneself is not modelled");
   };
+  // Ranks past the NPUs are I/O controllers: endpoints that only transfer.
+  const bool io = w && rank >= static_cast<int>(w->everyone.size());
+  const std::string io_rank = "rank " + std::to_string(rank) + " is an I/O controller";
+  if (io &&
+      (n.kind == NodeKind::Compute || n.kind == NodeKind::MemLoad || n.kind == NodeKind::MemStore))
+    return fail(io_rank + ": it has no compute engine or HBM, only transfers");
+  if (io && n.kind == NodeKind::Collective && is_everyone(n.pg_name))
+    return fail(io_rank + ": it is in no default communicator (pg_name '" + n.pg_name +
+                "' means every NPU); name a group that holds it");
   if (n.duration_micros > kMaxDurationMicros)
     fail("duration_micros " + std::to_string(n.duration_micros) +
          " is longer than SystemC can simulate (at most " + std::to_string(kMaxDurationMicros) +

@@ -60,6 +60,7 @@ int check_workload_command(const RunOptions& o, std::ostream& out, std::ostream&
   topology::Topology topology = build_topology(spec);
   chakra::WorkloadOptions wo = o.workload;
   wo.ranks = topology.npu_count();
+  wo.io_controllers = topology.endpoint_count() - topology.npu_count();
   chakra::Workload workload = chakra::load_workload(wo, /*validate=*/false);
   auto problems = chakra::check_workload(workload);
   const bool valid =

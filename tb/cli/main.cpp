@@ -152,6 +152,12 @@ int dispatch(int argc, char* argv[]) {
       ->check(tb::whole_number(1, 4096));
   gen_cmd->add_option("--compute-us", gen.compute_micros, "compute before each collective, in us")
       ->check(tb::whole_number(0, 1ll << 44));
+  gen_cmd
+      ->add_option("--io-controllers", gen.io_controllers,
+                   "I/O streams: each of this many I/O controllers (ranks after the NPUs) runs "
+                   "the collective (broadcast: weights in; reduce: gradients out) with every NPU, "
+                   "all at once")
+      ->check(tb::whole_number(0, 4096));
 
   tb::TrafficOptions traffic;
   bool traffic_quiet = false;
@@ -331,8 +337,14 @@ int dispatch(int argc, char* argv[]) {
       throw InputError("command line", "--parallelism, --group, --placement, --snake-columns",
                        e.what());
     }
+    try {
+      chakra::check_microbenchmark(gen);
+    } catch (const std::invalid_argument& e) {
+      throw InputError("command line", "--io-controllers", e.what());
+    }
     chakra::write_microbenchmark(gen_prefix, gen);
-    std::cout << "wrote " << gen.ranks << " traces " << gen_prefix << ".<rank>.et\n";
+    std::cout << "wrote " << gen.ranks + gen.io_controllers << " traces " << gen_prefix
+              << ".<rank>.et\n";
     return 0;
   }
   return 0;

@@ -200,6 +200,10 @@ const std::map<std::string, Setter>& setters() {
        number(FIELD(network.uplink_bandwidth_gbps), kMinBandwidthGbps, true, 1e6)},
       {"network.uplink_latency_ns", number(FIELD(network.uplink_latency_ns), 0, true, 1e9)},
       {"network.switch", choice(FIELD(network.fred_switches), {{"router", false}, {"fred", true}})},
+      {"network.io_controllers", number(FIELD(network.io_controllers), 0, true, kMaxNpus)},
+      {"network.io_bandwidth_gbps",
+       number(FIELD(network.io_bandwidth_gbps), kMinBandwidthGbps, true, 1e6)},
+      {"network.io_latency_ns", number(FIELD(network.io_latency_ns), 0, true, 1e9)},
       {"collectives.dimension_order",
        choice(FIELD(collectives.dimension_order),
               {{"ascending", collectives::DimensionOrder::Ascending},
@@ -345,10 +349,11 @@ Implementation implementation_from_string(const std::string& text) {
     try {
       impl.per_dim.push_back(collectives::algorithm_from_string(name));
     } catch (const std::invalid_argument&) {
-      throw std::invalid_argument("unknown collective algorithm '" + name +
-                                  "' (expected ring, direct, halving_doubling, double_binary_tree, "
-                                  "pairwise, tacos, msccl:FILE, chakra:PREFIX, or one built-in "
-                                  "name per dimension separated by commas)");
+      throw std::invalid_argument(
+          "unknown collective algorithm '" + name +
+          "' (expected ring, direct, halving_doubling, double_binary_tree, "
+          "pairwise, in_switch, route_tree, tacos, msccl:FILE, chakra:PREFIX, or one built-in "
+          "name per dimension separated by commas)");
     }
   }
   impl.algorithm = impl.per_dim.front();
@@ -502,6 +507,26 @@ void check_dimensions(const PlatformSpec& spec) {
                                    impl->per_dim.size(), impl->name(), dims, dims == 1 ? "" : "s"));
 }
 
+// route_tree relays a broadcast or a reduce along the platform's routes from the root.
+void check_route_tree(const PlatformSpec& spec) {
+  for (const auto& [key, impl] : implementations(spec)) {
+    if (impl->source != Implementation::Source::BuiltIn ||
+        (impl->algorithm != collectives::Algorithm::RouteTree &&
+         !std::count(impl->per_dim.begin(), impl->per_dim.end(),
+                     collectives::Algorithm::RouteTree)))
+      continue;
+    if (!impl->per_dim.empty())
+      throw InputError(spec.source, key,
+                       fmt::format("'{}': route_tree follows the routes over the whole group, not "
+                                   "a dimension's: name it alone",
+                                   impl->name()));
+    if (impl != &spec.collectives.broadcast && impl != &spec.collectives.reduce)
+      throw InputError(spec.source, key,
+                       "route_tree implements only broadcast and reduce (a tree of the routes "
+                       "from the root)");
+  }
+}
+
 // In-network flows (the in_switch algorithm) need Fred switches, which reduce and multicast them,
 // and run at message fidelity for now (docs/design.md, The Fred switch).
 void check_flows(const PlatformSpec& spec) {
@@ -557,6 +582,7 @@ void check_platform(const PlatformSpec& spec) {
         fmt::format("must be 0 (the sum of the router's links) or at least {:g}, got {:g}",
                     kMinBandwidthGbps, n.injection_bandwidth_gbps));
   check_flows(spec);
+  check_route_tree(spec);
   if (spec.collectives.ring_path == CollectiveConfig::RingPath::MeshCycle &&
       n.shape != topology::Shape::Mesh)
     throw InputError(file, "collectives.ring_path",

@@ -147,7 +147,20 @@ PlanLibrary::Entry PlanLibrary::plan(collectives::CollectiveRequest q, const std
   }
   const std::vector<int>& group = members ? *members : everyone;
   const std::vector<collectives::DimensionGroup> dims = hierarchical_dims(q, impl, group);
-  const std::string cycle = dims.empty() ? mesh_cycle(q, impl, group) : "";
+  std::string cycle = dims.empty() ? mesh_cycle(q, impl, group) : "";
+  if (q.algorithm == collectives::Algorithm::RouteTree &&
+      impl.source == Implementation::Source::BuiltIn && topology_ && q.root >= 0 &&
+      q.root < q.ranks) {
+    try {  // the tree the routes form: part of the plan, so of its key
+      q.tree_parents = topology::route_tree(*topology_, group, q.root);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(file, item,
+                       std::string(to_string(q.collective)) + ": " + e.what() + " (collectives." +
+                           to_string(q.collective) + " in " + source_ + ")");
+    }
+    cycle += "/tree:";
+    for (int p : q.tree_parents) cycle += std::to_string(p) + ",";
+  }
   // Everything the plan depends on: a barrier (one split) must not meet an all-reduce of the same
   // size cut into chunks, nor a broadcast one with another root. (Imported files are read once per
   // run, so their name stands for their content.)

@@ -77,6 +77,7 @@ struct Replay::RankState {
       sequence;  // collectives: position among this rank's collectives of the group
   std::map<size_t, CollectiveRun*> running;
   uint64_t collectives_issued = 0;  // the runtime scheduler's collective order
+  std::vector<size_t> joined;       // the collectives it took part in (collective_results_)
   size_t done = 0;
   int compute_inflight = 0;
   int comm_inflight = 0;
@@ -125,11 +126,11 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
       platform_(platform),
       plans_(spec, &platform.topology()),
       data_options_(data) {
-  const int n = platform.npu_count();
+  const int n = platform.endpoint_count();
   if (static_cast<int>(workload.ranks.size()) != n)
-    throw InputError(
-        "workload", "",
-        std::to_string(workload.ranks.size()) + " traces for " + std::to_string(n) + " NPUs");
+    throw InputError("workload", "",
+                     std::to_string(workload.ranks.size()) + " traces for " + std::to_string(n) +
+                         " endpoints (NPUs and I/O controllers)");
   for (int r = 0; r < n; ++r) {
     sockets_.push_back(std::make_unique<Socket>(("npu" + std::to_string(r)).c_str()));
     sockets_.back()->register_nb_transport_bw(this, &Replay::completed, r);
@@ -352,6 +353,7 @@ void Replay::issue(int rank, size_t i) {
         collective_results_.resize(run->instance + 1);
       CollectiveResult& res = collective_results_[run->instance];
       run->result = run->instance;
+      r.joined.push_back(run->instance);
       if (res.ranks == 0) {
         res.name = node.name;
         res.kind = to_string(kind);
@@ -661,6 +663,14 @@ std::vector<RankResult> Replay::rank_results() const {
     res.exposed_comm = r->exposed;
     res.nodes = r->state.size();
     res.nodes_done = r->done;
+    for (size_t i = 0; i < r->state.size(); ++i) {
+      const chakra::TraceNode& n = r->trace->nodes[i];
+      const bool comm =
+          n.kind == NodeKind::Collective || n.kind == NodeKind::Send || n.kind == NodeKind::Recv;
+      if (comm && !n.is_cpu_op && r->state[i] == kDone) res.comm_bytes += n.comm_size.value_or(0);
+    }
+    res.comm_end = res.finish;
+    for (size_t c : r->joined) res.comm_end = std::max(res.comm_end, collective_results_[c].end);
     out.push_back(res);
   }
   return out;
@@ -668,7 +678,7 @@ std::vector<RankResult> Replay::rank_results() const {
 
 std::string Replay::unclaimed_report() const {
   std::ostringstream out;
-  for (int rank = 0; rank < platform_.npu_count(); ++rank)
+  for (int rank = 0; rank < platform_.endpoint_count(); ++rank)
     for (const auto& m : platform_.npu(rank).unclaimed_messages()) {
       out << "rank " << m.src << " sent " << m.bytes << " bytes to rank " << rank;
       if (m.tag & kPointToPointTag) {

@@ -35,6 +35,12 @@ struct RankResult {
   sc_core::sc_time exposed_comm;  // communication in flight while no compute is
   size_t nodes = 0;
   size_t nodes_done = 0;
+  // The comm_size of its finished collectives, sends and receives: the data it moved (a
+  // broadcast's buffer once, however many times the rank relayed it).
+  uint64_t comm_bytes = 0;
+  // When what it moved had arrived everywhere: its finish, or the end of the last collective it
+  // took part in (a broadcast's root is done sending before the last rank has the data).
+  sc_core::sc_time comm_end;
 };
 
 struct CollectiveResult {

@@ -87,9 +87,33 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
   r["wall_seconds"] = info.wall_seconds;
   r["events"] = info.events;
   r["nodes_done"] = replay.nodes_done();
+  // NPUs, then the I/O controllers (ranks after the NPUs), each with what it streamed.
   auto& npus = r["npus"] = nlohmann::json::array();
+  auto& io = r["io_controllers"] = nlohmann::json::array();
+  const auto& topology = platform.topology();
   for (const auto& rr : ranks) {
     const auto& st = const_cast<hw::Platform&>(platform).npu(rr.rank).stats();
+    if (topology.is_io_controller(rr.rank)) {
+      const topology::Link& l =
+          topology.links()[topology.out_links(topology.endpoint_node(rr.rank))[0]];
+      const double line_gbps = l.bytes_per_cycle * spec.network.clock_ghz;
+      const double end = ns(rr.comm_end);
+      const double stream_gbps = end > 0 ? static_cast<double>(rr.comm_bytes) / end : 0;
+      io.push_back({{"id", rr.rank},
+                    {"name", topology.nodes()[topology.endpoint_node(rr.rank)].name},
+                    {"finished", rr.finished},
+                    {"finish_ns", ns(rr.finish)},
+                    {"delivered_ns", end},
+                    {"comm_ns", ns(rr.comm)},
+                    {"nodes", rr.nodes},
+                    {"nodes_done", rr.nodes_done},
+                    {"streamed_bytes", rr.comm_bytes},
+                    {"bytes_sent", st.bytes_sent},
+                    {"line_gbps", line_gbps},
+                    {"stream_gbps", stream_gbps},
+                    {"line_rate_fraction", line_gbps > 0 ? stream_gbps / line_gbps : 0.0}});
+      continue;
+    }
     npus.push_back({{"id", rr.rank},
                     {"finished", rr.finished},
                     {"finish_ns", ns(rr.finish)},
@@ -148,6 +172,19 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
   return r;
 }
 
+std::optional<double> io_line_rate_fraction(const nlohmann::json& r) {
+  if (!r.contains("io_controllers")) return std::nullopt;
+  double bytes = 0, line_gbps = 0, delivered_ns = 0;
+  for (const auto& c : r["io_controllers"]) {
+    if (c["streamed_bytes"].get<uint64_t>() == 0) continue;
+    bytes += c["streamed_bytes"].get<double>();
+    line_gbps += c["line_gbps"].get<double>();
+    delivered_ns = std::max(delivered_ns, c["delivered_ns"].get<double>());
+  }
+  if (line_gbps <= 0 || delivered_ns <= 0) return std::nullopt;
+  return bytes / delivered_ns / line_gbps;  // bytes per ns = GB/s
+}
+
 std::string summary(const nlohmann::json& r) {
   std::string s;
   s += fmt::format("wafersim: {} on {} ({} fidelity)\n", r["workload"].get<std::string>(),
@@ -167,6 +204,8 @@ std::string summary(const nlohmann::json& r) {
         "  per NPU (mean)  compute {:.3f} us, communication {:.3f} us, exposed {:.3f} us\n",
         compute / n / 1e3, comm / n / 1e3, exposed / n / 1e3);
   }
+  if (const std::optional<double> io = io_line_rate_fraction(r))
+    s += fmt::format("  I/O streams     {:.3f}x the controllers' line rate, together\n", *io);
   double hottest = 0;
   std::string hot;
   for (const auto& l : r["links"])

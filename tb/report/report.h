@@ -26,6 +26,10 @@ struct RunInfo {
 nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platform,
                            const Replay& replay, const RunInfo& info);
 std::string summary(const nlohmann::json& report);
+// The I/O controllers that streamed, together: their bytes over the time until the last had
+// arrived everywhere, over the sum of their line rates (the Fred paper's line-rate fraction);
+// nullopt when none streamed.
+std::optional<double> io_line_rate_fraction(const nlohmann::json& report);
 
 // nccl-tests' algorithm and bus bandwidth (GB/s) of one collective: algbw = S / t, busbw = algbw x
 // 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 otherwise.

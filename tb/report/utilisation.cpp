@@ -7,7 +7,7 @@ namespace {
 // What NPU `rank` can send in dimension `d`, GB/s: its port (NPU -> router or switch link) there.
 double port_gbps(const topology::Topology& t, int rank, int d) {
   double gbps = 0;
-  for (int id : t.out_links(t.npu_node(rank)))
+  for (int id : t.out_links(t.endpoint_node(rank)))
     if (t.links()[id].dim == d) gbps += t.links()[id].bytes_per_cycle * t.spec().clock_ghz;
   return gbps;
 }

@@ -136,6 +136,7 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     topology::Topology topology = build_topology(spec);
     chakra::WorkloadOptions wo = o.workload;
     wo.ranks = topology.npu_count();
+    wo.io_controllers = topology.endpoint_count() - topology.npu_count();
     chakra::Workload workload = chakra::load_workload(wo);
     check_time_limits(workload, spec);
 

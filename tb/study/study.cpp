@@ -19,6 +19,7 @@
 #include "tb/common/stop_signals.h"
 #include "tb/common/whole_number.h"
 #include "tb/config/yaml_file.h"
+#include "tb/report/report.h"
 
 namespace wafersim::tb {
 
@@ -68,7 +69,7 @@ uint64_t whole_number(const YAML::Node& n, const std::string& file, const std::s
 }
 
 // A `generate` mapping: {collective, bytes, ranks, iterations, compute_us, parallelism, group,
-// placement, snake_columns},
+// placement, snake_columns, io_controllers},
 // the options of `wafersim generate`, over `spec` (base.generate's, for a grid value's).
 chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string& file,
                                          const std::string& item,
@@ -76,7 +77,7 @@ chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string&
   if (!n.IsMap())
     throw InputError(file, item,
                      "expected a mapping: collective, bytes, ranks, iterations, compute_us, "
-                     "parallelism, group, placement, snake_columns");
+                     "parallelism, group, placement, snake_columns, io_controllers");
   chakra::ParallelOptions parallel;
   bool ranks_given = false;
   for (const auto& e : n) {
@@ -104,10 +105,12 @@ chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string&
       spec.iterations = static_cast<int>(whole_number(e.second, file, where, 1, 1000000));
     } else if (key == "compute_us") {
       spec.compute_micros = whole_number(e.second, file, where, 0, 1ull << 44);
+    } else if (key == "io_controllers") {
+      spec.io_controllers = static_cast<int>(whole_number(e.second, file, where, 0, 4096));
     } else {
       throw InputError(file, "key '" + where + "'",
                        "unknown key (expected collective, bytes, ranks, iterations, compute_us, "
-                       "parallelism, group, placement, snake_columns)");
+                       "parallelism, group, placement, snake_columns, io_controllers)");
     }
   }
   try {
@@ -115,6 +118,11 @@ chakra::MicrobenchmarkSpec load_generate(const YAML::Node& n, const std::string&
     chakra::apply_parallelism(spec, parallel, ranks_given);
   } catch (const std::invalid_argument& e) {
     throw InputError(file, "key '" + item + ".parallelism'", e.what());
+  }
+  try {
+    chakra::check_microbenchmark(spec);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, "key '" + item + "'", e.what());
   }
   return spec;
 }
@@ -295,8 +303,8 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
   csv << "run";
   for (const auto& c : study.columns) csv << "," << csv_escape(c);
   csv << ",status,exit_code,makespan_ns,makespan_cycles,simulated_ns,mean_exposed_comm_ns,"
-         "max_link_busy_fraction,bw_utilization,effective_bw_per_npu_gbps,wall_seconds,events,"
-         "error\n";
+         "max_link_busy_fraction,bw_utilization,effective_bw_per_npu_gbps,io_line_rate_fraction,"
+         "wall_seconds,events,error\n";
   int failed = 0, not_run = 0;
   for (size_t i = 0; i < study.runs.size(); ++i) {
     const StudyRun& run = study.runs[i];
@@ -308,7 +316,7 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
     }
     if (exit_codes[i] == kNotRun) {
       ++not_run;
-      csv << ",not run,,,,,,,,,,,\n";
+      csv << ",not run,,,,,,,,,,,,\n";
       continue;
     }
     std::ifstream rf(dir + "/report.json");
@@ -340,14 +348,16 @@ int run_study(const Study& study, const std::string& self, const std::string& ou
       for (const auto& l : r["links"])
         busiest = std::max(busiest, l["busy_fraction"].get<double>());
       for (const auto& c : r["collectives"]) utilisation += c["bw_utilization"].get<double>();
+      const std::optional<double> streamed = io_line_rate_fraction(r);
+      const std::string io = streamed ? fmt::format("{}", *streamed) : "";
       // Shortest round-trip text: full precision, no float noise.
-      csv << fmt::format(",{},{},{},{},{},{},{},{},{}", makespan,
+      csv << fmt::format(",{},{},{},{},{},{},{},{},{},{}", makespan,
                          r["makespan_cycles"].get<uint64_t>(), r["simulated_ns"].get<double>(),
                          exposed / std::max<size_t>(1, r["npus"].size()), busiest,
-                         utilisation / std::max<size_t>(1, r["collectives"].size()), effective,
+                         utilisation / std::max<size_t>(1, r["collectives"].size()), effective, io,
                          r["wall_seconds"].get<double>(), r["events"].get<uint64_t>());
     } else {
-      csv << ",,,,,,,,,";
+      csv << ",,,,,,,,,,";
     }
     csv << "," << csv_escape(exit_codes[i] != 0 ? first_error_line(dir) : "") << "\n";
   }
