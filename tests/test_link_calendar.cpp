@@ -84,3 +84,32 @@ TEST(LinkCalendar, FirstFitAgreesWithAPicosecondReference) {
     for (int t = expected; t < expected + length; ++t) used[t] += rate;
   }
 }
+
+// A message at the link's whole rate meets a slower stream: it streams beside it at the rate left
+// (as its packets would interleave with the other's) when that ends sooner than waiting for the
+// link to be free, and at the whole rate when waiting ends sooner.
+TEST(LinkCalendar, AMessageStreamsAtWhatASlowerStreamLeaves) {
+  LinkCalendar link(10);              // bytes per ps, say
+  link.book(ps(0), ps(1000), 2);      // a slow stream for a long time
+  link.book(ps(200), ps(100), 3);     // and a second one for a while
+  // 800 bytes: at 10 per ps it would wait until 1,000; at the 8 left it ends at 100, before the
+  // second stream starts.
+  const auto fit = link.soonest_end(ps(0), 800, ps(1), 10);
+  EXPECT_EQ(fit.start, ps(0));
+  EXPECT_DOUBLE_EQ(fit.rate, 8);
+  // 2,400 bytes: at 8 it would run into [200, 300) where 5 is left: 5 throughout, 480 ps.
+  const auto longer = link.soonest_end(ps(0), 2400, ps(1), 10);
+  EXPECT_EQ(longer.start, ps(0));
+  EXPECT_DOUBLE_EQ(longer.rate, 5);
+  EXPECT_DOUBLE_EQ(link.spare_rate(ps(0), 2400, ps(1), 10), 5);
+  // From 250 the second stream's end at 300 is a candidate: 8 from 300 ends before 5 from 250.
+  const auto later = link.soonest_end(ps(250), 8000, ps(1), 10);
+  EXPECT_EQ(later.start, ps(300));
+  EXPECT_DOUBLE_EQ(later.rate, 8);
+  // A link with nothing to spare until 10 ps: the message takes the whole rate from then.
+  LinkCalendar full(10);
+  full.book(ps(0), ps(10), 10);
+  const auto waits = full.soonest_end(ps(0), 100, ps(1), 10);
+  EXPECT_EQ(waits.start, ps(10));
+  EXPECT_DOUBLE_EQ(waits.rate, 10);
+}

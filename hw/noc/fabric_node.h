@@ -207,7 +207,14 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     LinkSlot slot;
     if (decoupled()) {
       slot.stream = stream_on(out, unit);
-      slot.start = out.bookings.first_fit(depart, slot.stream.length, slot.stream.bytes_per_cycle);
+      // A link busy with slower streams still has some rate to spare: the message may stream at
+      // that, as its packets would interleave with theirs, when that ends sooner than waiting for
+      // its whole rate.
+      const auto fit = out.bookings.soonest_end(depart, static_cast<double>(unit.wire_bytes),
+                                                cycle_, slot.stream.bytes_per_cycle);
+      slot.start = fit.start;
+      if (fit.rate < slot.stream.bytes_per_cycle)
+        slot.stream = {fit.rate, cycle_ * (static_cast<double>(unit.wire_bytes) / fit.rate)};
     } else {
       slot.stream = {out.bytes_per_cycle, serialisation(out, unit.wire_bytes)};
       slot.start = std::max(depart, out.link_free);

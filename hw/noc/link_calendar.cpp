@@ -40,6 +40,53 @@ sc_time LinkCalendar::first_fit(const sc_time& from, const sc_time& length, doub
   }
 }
 
+double LinkCalendar::spare_rate(const sc_time& from, double amount, const sc_time& unit,
+                               double rate) const {
+  if (from >= end_) return rate;
+  const long n = static_cast<long>(steps_.size());
+  const long first = step_at(from);
+  // Each lower rate streams longer and may meet more bookings: lower it until it holds throughout
+  // (at most once per step).
+  for (;;) {
+    const sc_time length = unit * (amount / rate);
+    const sc_time needed = length > slack_ ? length - slack_ : sc_core::SC_ZERO_TIME;
+    double spare = rate;
+    for (long j = first;; ++j) {
+      spare = std::min(spare, capacity_ - used(j));
+      if (j + 1 == n || steps_[j + 1].at >= from + needed) break;
+    }
+    if (spare >= rate * (1 - 1e-9)) return rate;
+    if (spare <= capacity_ * 1e-6) return 0;
+    rate = spare;
+  }
+}
+
+LinkCalendar::Fit LinkCalendar::soonest_end(const sc_time& from, double amount, const sc_time& unit,
+                                            double rate) const {
+  const sc_time length = unit * (amount / rate);
+  Fit best{first_fit(from, length, rate), rate};
+  if (best.start == from) return best;
+  sc_time best_end = best.start + length;
+  // A few candidates bound the search: a message meets a busy link at most this many times.
+  constexpr int kCandidates = 8;
+  const long n = static_cast<long>(steps_.size());
+  long i = step_at(from);
+  sc_time t = from;
+  for (int k = 0; k < kCandidates && t < best_end; ++k) {
+    const double r = spare_rate(t, amount, unit, rate);
+    if (r > 0 && t + unit * (amount / r) < best_end) {
+      best = {t, r};
+      best_end = t + unit * (amount / r);
+    }
+    // The next time the load drops.
+    do ++i;
+    while (i < n && used(i) >= used(i - 1));
+    if (i >= n) break;
+    t = steps_[i].at;
+  }
+  return best;
+}
+
 size_t LinkCalendar::split(const sc_time& t) {
   const long i = step_at(t);
   if (i >= static_cast<long>(first_) && steps_[i].at == t) return static_cast<size_t>(i);

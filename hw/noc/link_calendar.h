@@ -7,10 +7,12 @@
 // it at flit fidelity.
 //
 // So a link books bandwidth over time: a message takes the first interval, at or after it reaches
-// the link, in which the link has its rate to spare for as long as it streams. It is not held
-// behind a booking made for a message that reaches the link later, while the link idles. A booking
-// is never moved once made: a message that reaches the link first but does not fit before such a
-// booking still waits for it (docs/design.md).
+// the link, in which the link has its rate to spare for as long as it streams, or streams slower
+// at what the link has to spare (soonest_end) when that ends sooner, as its packets would
+// interleave with those of slower streams. It is not held behind a booking made for a message
+// that reaches the link later, while the link idles. A booking is never moved once made: a
+// message that reaches the link first but does not fit before such a booking still waits for it
+// (docs/design.md).
 #include <systemc>
 #include <vector>
 
@@ -30,6 +32,20 @@ class LinkCalendar {
   // `rate` (<= capacity) to spare throughout (but for its last `slack`).
   sc_core::sc_time first_fit(const sc_core::sc_time& from, const sc_core::sc_time& length,
                              double rate) const;
+  // The highest rate up to `rate` that the link has to spare from `from` for as long as streaming
+  // `amount` (in rate units x `unit`s of time) at it takes, but for its last `slack`; 0 when it has
+  // none to spare at `from`.
+  double spare_rate(const sc_core::sc_time& from, double amount, const sc_core::sc_time& unit,
+                    double rate) const;
+  // Where streaming `amount` (rate units x `unit`s of time) at up to `rate` from `from` on ends
+  // soonest: at its whole rate from first_fit, or from `from` or one of the next few times the
+  // link's load drops at what it has to spare then (as packets interleave with slower streams').
+  struct Fit {
+    sc_core::sc_time start;
+    double rate;
+  };
+  Fit soonest_end(const sc_core::sc_time& from, double amount, const sc_core::sc_time& unit,
+                  double rate) const;
   // Books `rate` over [start, start + length), which first_fit returned with nothing booked since.
   void book(const sc_core::sc_time& start, const sc_core::sc_time& length, double rate);
   // Forgets what lies before `now`: no message can reach the link earlier.

@@ -84,14 +84,15 @@ void TimelineRecorder::write(const std::string& path) const {
 
 void TimelineRecorder::write_events(std::ostream& f) const {
   EventStream events(f);
-  // Tracks per NPU: 0 compute, 1 memory, 2 host, 3.. communication lanes (overlapping collectives
-  // and sends take one lane each, so slices on a track never overlap).
+  // Tracks per endpoint (NPUs, then I/O controllers): 0 compute, 1 memory, 2 host, 3..
+  // communication lanes (overlapping collectives and sends take one lane each, so slices on a
+  // track never overlap).
   const char* fixed[] = {"compute", "memory", "host"};
   std::vector<Span> nodes = nodes_;
   std::stable_sort(nodes.begin(), nodes.end(), by_track_then_start);
-  std::vector<std::vector<double>> lane_end(topology_.npu_count());
-  for (int r = 0; r < topology_.npu_count(); ++r) {
-    events.add(metadata("process_name", r, -1, "npu" + std::to_string(r)));
+  std::vector<std::vector<double>> lane_end(topology_.endpoint_count());
+  for (int r = 0; r < topology_.endpoint_count(); ++r) {
+    events.add(metadata("process_name", r, -1, topology_.nodes()[topology_.endpoint_node(r)].name));
     events.add(
         {{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r}, {"args", {{"sort_index", r}}}});
     for (int t = 0; t < 3; ++t) events.add(metadata("thread_name", r, t, fixed[t]));
@@ -126,9 +127,13 @@ void TimelineRecorder::write_events(std::ostream& f) const {
           metadata("thread_name", kLinksPid, u.track_owner, topology_.links()[u.track_owner].name));
     }
     const uint64_t src = u.id >> 40, sequence = u.id & ((1ull << 40) - 1);
-    events.slice("msg " + std::to_string(sequence) + " of npu" + std::to_string(src), "link",
-                 kLinksPid, u.track_owner, u.start_us, u.end_us - u.start_us, "message", u.id,
-                 "packet", u.packet);
+    const bool endpoint = src < static_cast<uint64_t>(topology_.endpoint_count());
+    events.slice(
+        "msg " + std::to_string(sequence) + " of " +
+            (endpoint ? topology_.nodes()[topology_.endpoint_node(static_cast<int>(src))].name
+                      : "npu" + std::to_string(src)),
+        "link", kLinksPid, u.track_owner, u.start_us, u.end_us - u.start_us, "message", u.id,
+        "packet", u.packet);
   }
   events.close();
 }

@@ -78,9 +78,9 @@ WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology&
                         add(scope, "distribute", 16, node.name),
                         add(scope, "phase", 32, node.name)};
   }
-  npu_.resize(topology.npu_count());
-  for (int r = 0; r < topology.npu_count(); ++r) {
-    const std::string npu = "npu" + std::to_string(r);
+  npu_.resize(topology.endpoint_count());  // NPUs, then I/O controllers (io0, ...)
+  for (int r = 0; r < topology.endpoint_count(); ++r) {
+    const std::string npu = topology.nodes()[topology.endpoint_node(r)].name;
     npu_[r].compute = add("platform." + npu, "compute_busy", 1, npu);
     npu_[r].queue = add("platform." + npu + ".nic", "queue_depth", 16, npu);
     npu_[r].step = add("platform." + npu, "collective_step", 16, npu);
