@@ -338,6 +338,31 @@ TEST(FredRouteSchedule, APortServesOneFlowAtATime) {
   EXPECT_EQ(s.holding(60), 0u);   // a is forgotten
 }
 
+// Given port capacities, flows slower than a port share it while their rates fit (their packets
+// take the port in turns), and a flow that does not fit streams slower at what is left when that
+// ends sooner than waiting for its whole rate.
+TEST(FredRouteSchedule, SlowerFlowsShareAPortAndTheLastTakesWhatIsLeft) {
+  const Interconnect net(8, 3);
+  PortCapacity capacity;
+  capacity.inputs.assign(8, 10);
+  capacity.outputs.assign(8, 10);
+  RouteSchedule s(net, {}, capacity);
+  Flow a{"a", {0}, {4}, 4}, b{"b", {1}, {4}, 3}, c{"c", {2}, {4}, 4}, d{"d", {3}, {4}, 10};
+  EXPECT_EQ(s.book(a, 0, 100, false), 0u);  // 4 of output 4's 10
+  EXPECT_EQ(s.book(b, 0, 100, false), 0u);  // 7 of 10
+  // 3 left: at 3 instead of 4 it streams 100 x 4 / 3 from 0, ending at 134, sooner than from 100
+  // (a and b gone) at its whole rate, ending at 200.
+  const auto slow = s.admit(c, 0, 100, false);
+  EXPECT_EQ(slow.start, 0u);
+  EXPECT_EQ(slow.length, 134u);
+  EXPECT_DOUBLE_EQ(slow.rate, 3);
+  // At 0 a, b and c take all 10, and a slower stream is tried only from the time asked: d waits
+  // for its whole rate, until c (3 of 10 until 134) has passed.
+  const auto waits = s.admit(d, 0, 10, false);
+  EXPECT_EQ(waits.start, 134u);
+  EXPECT_DOUBLE_EQ(waits.rate, 10);
+}
+
 // The clash of NamesTheFlowsThatClash, over time: a and b hold routes through Fred_2(8) when c
 // could start, and two middles cannot carry c beside both. It waits until b has passed (a alone
 // leaves it a middle), or the schedule reports the three; with a third middle it starts at once.

@@ -94,10 +94,11 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   if (phase != phase_) ready += reconfiguration_;  // loads the new phase's configuration first
   phase_ = phase;
   const sc_time stream = cycle_ * (static_cast<double>(flow.bytes) / flow.carrier.bytes_per_cycle);
-  const sc_time depart = route(flow, hop.stage, std::move(sum.in_ports), hop.ports, ready,
-                               std::max(ready + stream, sum.tail));
+  const Departure departure = route(flow, hop.stage, std::move(sum.in_ports), hop.ports, ready,
+                                    std::max(ready + stream, sum.tail));
+  const sc_time depart = departure.start;
   TransferExt out = unit;
-  out.tail_at = sum.tail + (depart - ready);
+  out.tail_at = std::max(sum.tail + (depart - ready), departure.end);
   waiting_.erase(key);
   sc_time last_end = depart;
   for (int port : hop.ports) {
@@ -132,8 +133,9 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   }
 }
 
-sc_time FredSwitch::route(const FlowTransfer& flow, int stage, std::vector<int> in,
-                          std::vector<int> out, const sc_time& ready, const sc_time& end) {
+FredSwitch::Departure FredSwitch::route(const FlowTransfer& flow, int stage, std::vector<int> in,
+                                        std::vector<int> out, const sc_time& ready,
+                                        const sc_time& end) {
   routes_.forget_before(sc_core::sc_time_stamp().value());
   fred::Flow f;
   f.name = "flow " + std::to_string(flow.tag >> 32) + "." + std::to_string(flow.tag & 0xffffffffu) +
@@ -143,9 +145,10 @@ sc_time FredSwitch::route(const FlowTransfer& flow, int stage, std::vector<int> 
   f.outputs = std::move(out);
   f.rate = flow.carrier.bytes_per_cycle;
   try {
-    const uint64_t start = routes_.book(std::move(f), ready.value(), (end - ready).value(),
+    const auto admitted = routes_.admit(std::move(f), ready.value(), (end - ready).value(),
                                         params_.fred_conflicts_stop);
-    return sc_time::from_value(start);
+    return {sc_time::from_value(admitted.start),
+            sc_time::from_value(admitted.start + admitted.length)};
   } catch (const fred::RoutingConflict& e) {
     throw FlowConflict(std::string(name()) + ": " + e.what() +
                        " (fabric.fred_conflicts: error; `wait` runs them one after the other)");

@@ -58,11 +58,14 @@ class FredSwitch : public Router {
   void reduce(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at);
 
   // When the flow whose sum is ready at `ready` and streams until `end` gets its route through
-  // the interconnect from input ports `in` to output ports `out` (it starts then, `end` moving
-  // with it).
-  sc_core::sc_time route(const FlowTransfer& flow, int stage, std::vector<int> in,
-                         std::vector<int> out, const sc_core::sc_time& ready,
-                         const sc_core::sc_time& end);
+  // the interconnect from input ports `in` to output ports `out`, and when it has streamed
+  // through: `end` moved with its start, or later when it streams slower beside flows that share
+  // its ports.
+  struct Departure {
+    sc_core::sc_time start, end;
+  };
+  Departure route(const FlowTransfer& flow, int stage, std::vector<int> in, std::vector<int> out,
+                  const sc_core::sc_time& ready, const sc_core::sc_time& end);
 
   // A sum being gathered: the input ports its units came in on, the last head and the last tail
   // among them.

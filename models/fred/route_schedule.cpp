@@ -1,6 +1,7 @@
 #include "models/fred/route_schedule.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace wafersim::fred {
@@ -40,7 +41,82 @@ bool RouteSchedule::room_for(const Flow& flow, const std::vector<const Flow*>& o
   return fits(&Flow::inputs, capacity_.inputs) && fits(&Flow::outputs, capacity_.outputs);
 }
 
-uint64_t RouteSchedule::book(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict) {
+std::optional<FlowRoute> RouteSchedule::route_at(const Flow& flow, uint64_t start, uint64_t span,
+                                                 bool stop_on_conflict) const {
+  // The flows beside it change when one starts within its span: it needs one route that fits
+  // beside each of those sets (it cannot move while it streams).
+  std::vector<uint64_t> moments{start};
+  for (const Booking& b : bookings_)
+    if (b.start > start && b.start < start + span) moments.push_back(b.start);
+  std::sort(moments.begin(), moments.end());
+  FlowRoute route;
+  for (size_t m = 0; m < moments.size(); ++m) {
+    std::vector<Flow> flows;
+    std::vector<FlowRoute> fixed;
+    std::vector<const Flow*> sharing;  // take their shared ports in turns with it
+    for (const Booking& b : bookings_) {
+      if (b.start > moments[m] || b.end <= moments[m]) continue;
+      if (share_a_port(b.flow, flow)) {
+        sharing.push_back(&b.flow);
+        continue;
+      }
+      // Flows that share ports among themselves hold the switch in turns: the route must fit
+      // beside one of them at a time (the first, as the others' routes fit beside it).
+      if (std::any_of(flows.begin(), flows.end(),
+                      [&](const Flow& f) { return share_a_port(f, b.flow); }))
+        continue;
+      flows.push_back(b.flow);
+      fixed.push_back(b.route);
+    }
+    if (!room_for(flow, sharing)) return std::nullopt;
+    flows.push_back(flow);
+    if (m == 0) {
+      try {
+        route = route_flows(net_, flows, fixed, options_).back();
+      } catch (const RoutingConflict&) {
+        if (stop_on_conflict) throw;
+        return std::nullopt;
+      }
+    } else {
+      fixed.push_back(route);
+      try {
+        check_routing(net_, flows, fixed);
+      } catch (const std::logic_error&) {
+        return std::nullopt;  // its route clashes with a flow that starts while it streams
+      }
+    }
+  }
+  return route;
+}
+
+double RouteSchedule::spare_rate(const Flow& flow, uint64_t start, uint64_t span) const {
+  double spare = flow.rate;
+  const auto take = [&](const std::vector<int> Flow::*side, const std::vector<double>& capacity) {
+    for (int port : flow.*side) {
+      const double limit = capacity.at(static_cast<size_t>(port));
+      // The most the others hold at once within the span: their sum at each of their starts.
+      std::vector<uint64_t> moments{start};
+      for (const Booking& b : bookings_)
+        if (b.start > start && b.start < start + span) moments.push_back(b.start);
+      for (uint64_t t : moments) {
+        double used = 0;
+        for (const Booking& b : bookings_) {
+          if (b.start > t || b.end <= t) continue;
+          const auto& ports = b.flow.*side;
+          if (std::find(ports.begin(), ports.end(), port) == ports.end()) continue;
+          used += b.flow.rate > 0 ? b.flow.rate : limit;
+        }
+        spare = std::min(spare, limit - used);
+      }
+    }
+  };
+  take(&Flow::inputs, capacity_.inputs);
+  take(&Flow::outputs, capacity_.outputs);
+  return std::max(spare, 0.0);
+}
+
+RouteSchedule::Admission RouteSchedule::admit(Flow flow, uint64_t earliest, uint64_t length,
+                                              bool stop_on_conflict) {
   // Candidate starts: the earliest time, then each time a flow in the way passes. After the last
   // one passes the flow is alone, and a lone flow always routes.
   std::vector<uint64_t> starts{earliest};
@@ -50,54 +126,31 @@ uint64_t RouteSchedule::book(Flow flow, uint64_t earliest, uint64_t length, bool
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   const uint64_t span = std::max<uint64_t>(length, 1);
   for (uint64_t start : starts) {
-    // The flows beside it change when one starts within its span: it needs one route that fits
-    // beside each of those sets (it cannot move while it streams).
-    std::vector<uint64_t> moments{start};
-    for (const Booking& b : bookings_)
-      if (b.start > start && b.start < start + span) moments.push_back(b.start);
-    std::sort(moments.begin(), moments.end());
-    FlowRoute route;
-    bool fits = true;
-    for (size_t m = 0; m < moments.size() && fits; ++m) {
-      std::vector<Flow> flows;
-      std::vector<FlowRoute> fixed;
-      std::vector<const Flow*> sharing;  // take their shared ports in turns with it
-      for (const Booking& b : bookings_) {
-        if (b.start > moments[m] || b.end <= moments[m]) continue;
-        if (share_a_port(b.flow, flow)) {
-          sharing.push_back(&b.flow);
-          continue;
-        }
-        // Flows that share ports among themselves hold the switch in turns: the route must fit
-        // beside one of them at a time (the first, as the others' routes fit beside it).
-        if (std::any_of(flows.begin(), flows.end(),
-                        [&](const Flow& f) { return share_a_port(f, b.flow); }))
-          continue;
-        flows.push_back(b.flow);
-        fixed.push_back(b.route);
+    std::optional<FlowRoute> route = route_at(flow, start, span, stop_on_conflict);
+    if (!route) continue;
+    Admission admitted{start, span, flow.rate};
+    if (start > earliest && !capacity_.inputs.empty() && flow.rate > 0) {
+      // Slower from the earliest time, at what its shared ports have left: each lower rate
+      // streams longer and may meet more flows, so lower it until it holds throughout.
+      Flow slower = flow;
+      uint64_t slow_span = span;
+      for (size_t k = 0; k <= bookings_.size() && slower.rate > 0; ++k) {
+        const double spare = spare_rate(slower, earliest, slow_span);
+        if (spare >= slower.rate * (1 - 1e-9)) break;
+        slower.rate = spare > flow.rate * 1e-6 ? spare : 0;
+        if (slower.rate > 0)
+          slow_span =
+              static_cast<uint64_t>(std::ceil(static_cast<double>(span) * flow.rate / slower.rate));
       }
-      fits = room_for(flow, sharing);
-      if (!fits) break;
-      flows.push_back(flow);
-      if (m == 0) {
-        try {
-          route = route_flows(net_, flows, fixed, options_).back();
-        } catch (const RoutingConflict&) {
-          if (stop_on_conflict) throw;
-          fits = false;
-        }
-      } else {
-        fixed.push_back(route);
-        try {
-          check_routing(net_, flows, fixed);
-        } catch (const std::logic_error&) {
-          fits = false;  // its route clashes with a flow that starts while it streams
+      if (slower.rate > 0 && earliest + slow_span < start + span) {
+        if (std::optional<FlowRoute> slow_route = route_at(slower, earliest, slow_span, false)) {
+          bookings_.push_back({earliest, earliest + slow_span, slower, *slow_route});
+          return {earliest, slow_span, slower.rate};
         }
       }
     }
-    if (!fits) continue;
-    bookings_.push_back({start, start + span, std::move(flow), route});
-    return start;
+    bookings_.push_back({start, start + span, std::move(flow), *route});
+    return admitted;
   }
   // Unreachable: at the last candidate no booking overlaps.
   throw std::logic_error("RouteSchedule: no start found for flow '" + flow.name + "'");

@@ -8,8 +8,11 @@
 // time, or, given port capacities, flows slower than the port side by side while their rates fit
 // in it (their packets interleave, each carrying its own phase's configuration index: PAPERS.md
 // section 1; they take the port in turns, so they are not routed together). When it cannot, it
-// waits for the flows in its way to pass, or the conflict is reported (`stop_on_conflict`).
+// waits for the flows in its way to pass, or the conflict is reported (`stop_on_conflict`); or,
+// given port capacities, it streams slower from the earliest time at what its shared ports have
+// left, when that ends sooner than waiting for its whole rate.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "models/fred/flow_router.h"
@@ -30,7 +33,16 @@ class RouteSchedule {
   // at which it can be routed. Throws RoutingConflict (naming the flows that clash) when
   // `stop_on_conflict` and the middles cannot carry it beside the flows that hold their routes at
   // the time its ports are free; std::invalid_argument for a malformed flow.
-  uint64_t book(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict);
+  uint64_t book(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict) {
+    return admit(std::move(flow), earliest, length, stop_on_conflict).start;
+  }
+  // As book(), and how long the flow streams from then at what rate: `length` at flow.rate, or
+  // longer at what the ports it shares have left (longer x flow.rate / rate).
+  struct Admission {
+    uint64_t start = 0, length = 0;
+    double rate = 0;
+  };
+  Admission admit(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict);
   // Forgets the flows that have passed by `now`.
   void forget_before(uint64_t now);
   // Flows holding a route at `t`.
@@ -42,6 +54,12 @@ class RouteSchedule {
     Flow flow;
     FlowRoute route;
   };
+  // The route `flow` can hold over [start, start + span) beside the flows booked then, if any.
+  std::optional<FlowRoute> route_at(const Flow& flow, uint64_t start, uint64_t span,
+                                    bool stop_on_conflict) const;
+  // The rate up to flow.rate that the ports `flow` shares have left throughout
+  // [start, start + span).
+  double spare_rate(const Flow& flow, uint64_t start, uint64_t span) const;
   // Whether `flow` fits beside the flows in `others` on every port it shares with them.
   bool room_for(const Flow& flow, const std::vector<const Flow*>& others) const;
 
