@@ -67,7 +67,8 @@ LinkCalendar::Fit LinkCalendar::soonest_end(const sc_time& from, double amount, 
   Fit best{first_fit(from, length, rate), rate};
   if (best.start == from) return best;
   sc_time best_end = best.start + length;
-  // A few candidates bound the search: a message meets a busy link at most this many times.
+  // The search looks at `from` and at most the next few times the link's load drops (a bound on
+  // the work per message; later starts rarely end sooner than the whole rate's).
   constexpr int kCandidates = 8;
   const long n = static_cast<long>(steps_.size());
   long i = step_at(from);
