@@ -45,10 +45,7 @@ std::optional<FlowRoute> RouteSchedule::route_at(const Flow& flow, uint64_t star
                                                  bool stop_on_conflict) const {
   // The flows beside it change when one starts within its span: it needs one route that fits
   // beside each of those sets (it cannot move while it streams).
-  std::vector<uint64_t> moments{start};
-  for (const Booking& b : bookings_)
-    if (b.start > start && b.start < start + span) moments.push_back(b.start);
-  std::sort(moments.begin(), moments.end());
+  const std::vector<uint64_t> moments = changes_within(start, span);
   FlowRoute route;
   for (size_t m = 0; m < moments.size(); ++m) {
     std::vector<Flow> flows;
@@ -89,15 +86,21 @@ std::optional<FlowRoute> RouteSchedule::route_at(const Flow& flow, uint64_t star
   return route;
 }
 
+std::vector<uint64_t> RouteSchedule::changes_within(uint64_t start, uint64_t span) const {
+  std::vector<uint64_t> moments{start};
+  for (const Booking& b : bookings_)
+    if (b.start > start && b.start < start + span) moments.push_back(b.start);
+  std::sort(moments.begin(), moments.end());
+  return moments;
+}
+
 double RouteSchedule::spare_rate(const Flow& flow, uint64_t start, uint64_t span) const {
   double spare = flow.rate;
+  // The most the others hold on a port at once within the span: their sum at each of their starts.
+  const std::vector<uint64_t> moments = changes_within(start, span);
   const auto take = [&](const std::vector<int> Flow::*side, const std::vector<double>& capacity) {
     for (int port : flow.*side) {
       const double limit = capacity.at(static_cast<size_t>(port));
-      // The most the others hold at once within the span: their sum at each of their starts.
-      std::vector<uint64_t> moments{start};
-      for (const Booking& b : bookings_)
-        if (b.start > start && b.start < start + span) moments.push_back(b.start);
       for (uint64_t t : moments) {
         double used = 0;
         for (const Booking& b : bookings_) {

@@ -54,6 +54,9 @@ class RouteSchedule {
     Flow flow;
     FlowRoute route;
   };
+  // `start` and the starts of the flows booked within (start, start + span), in order: the times
+  // at which the flows beside one over that span change.
+  std::vector<uint64_t> changes_within(uint64_t start, uint64_t span) const;
   // The route `flow` can hold over [start, start + span) beside the flows booked then, if any.
   std::optional<FlowRoute> route_at(const Flow& flow, uint64_t start, uint64_t span,
                                     bool stop_on_conflict) const;
