@@ -319,6 +319,10 @@ void fred(const std::string& wafersim, const std::string& dir) {
   print_run(
       "Fred-D in-switch all-reduce 1 GiB, 20 NPUs, message",
       run(wafersim, "run", "--platform configs/fred_d.yaml --workload " + prefix, dir + "/fred/d"));
+  print_run(
+      "Fred-D in-switch all-reduce 1 GiB, 20 NPUs, packet",
+      run(wafersim, "run", "--platform configs/fred_d.yaml --fidelity packet --workload " + prefix,
+          dir + "/fred/d_packet"));
   print_run("5x4 mesh all-reduce 1 GiB, rings on a cycle, packet",
             run(wafersim, "run",
                 "--platform configs/wafer_mesh_5x4.yaml --fidelity packet --workload " + prefix,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes waves/fred_switch.vcd, the VCD that waves/fred_switch.gtkw opens: a wafer-wide 3 MiB
-# all-reduce in 4 chunks on Fred-D (configs/fred_d.yaml), in-switch, traced at leaf 0 and the
-# spine. The run writes its own .gtkw beside a temporary VCD, so the view is not overwritten. With
+# all-reduce in 4 chunks on Fred-D (configs/fred_d.yaml), in-switch at packet fidelity (so that
+# the input buffers fill and drain packet by packet), traced at leaf 0 and the spine. The run writes its own .gtkw beside a temporary VCD, so the view is not overwritten. With
 # --screenshot it also redraws docs/images/waveform_fred_switch.png (needs xvfb and imagemagick).
 # Run from the repository root; then `gtkwave waves/fred_switch.gtkw`.
 set -euo pipefail
@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$build/wafersim" generate --prefix "$tmp/ar" --ranks 20 --bytes 3145728 >/dev/null
 "$build/wafersim" run --quiet --platform configs/fred_d.yaml --workload "$tmp/ar" \
-  --out "$tmp/out" --waves "$tmp/fred_switch.vcd" \
+  --fidelity packet --out "$tmp/out" --waves "$tmp/fred_switch.vcd" \
   --waves-select 'platform.leaf0.*' 'platform.spine.*'
 cp "$tmp/fred_switch.vcd" waves/fred_switch.vcd
 echo "wrote waves/fred_switch.vcd; open it with: gtkwave waves/fred_switch.gtkw"

@@ -53,22 +53,51 @@ double link_bytes(const nlohmann::json& report, const std::string& src, const st
 // on the way: B / 3,000 ns plus 4 links of 20 ns, 3 switches of 8 to 10 cycles and the headers. An
 // all-gather of s bytes per rank is 20 multicasts one after another: each NPU's link from its
 // leaf carries 19 of them, and the leaf's downlink all 20 (a collective's flows take one uplink),
-// 20 s / 3,000.
+// 20 s / 3,000. At packet fidelity too, packet by packet, with buffers deep enough to cover the
+// credits' round trip (480 flits: 240 KB per VC; the next test takes the config's 24 KB).
 TEST(FredFabric, InSwitchCollectivesStreamAtTheLinkRate) {
   const uint64_t bytes = 4 << 20;
-  for (const char* collective : {"all_reduce", "reduce_scatter", "reduce", "broadcast"}) {
-    const double t = run("configs/fred_d.yaml", workload(collective, collective, bytes),
-                         "collectives.dataset_splits=1")["makespan_ns"]
-                         .get<double>();
-    EXPECT_GE(t, bytes / 3000.0) << collective;
-    EXPECT_LT(t, bytes * kHeader / 3000.0 + 120) << collective;
+  for (const char* fidelity : {"message", "packet"}) {
+    const std::string sets = std::string(
+                                 "collectives.dataset_splits=1 fabric.buffer_flits=480 "
+                                 "fabric.fidelity=") +
+                             fidelity;
+    for (const char* collective : {"all_reduce", "reduce_scatter", "reduce", "broadcast"}) {
+      const double t =
+          run("configs/fred_d.yaml", workload(collective, collective, bytes), sets)["makespan_ns"]
+              .get<double>();
+      EXPECT_GE(t, bytes / 3000.0) << collective << " " << fidelity;
+      EXPECT_LT(t, bytes * kHeader / 3000.0 + 120) << collective << " " << fidelity;
+    }
+    const uint64_t input = 256 << 10;
+    const double t =
+        run("configs/fred_d.yaml", workload("all_gather", "all_gather", input), sets)["makespan_ns"]
+            .get<double>();
+    EXPECT_GE(t, 19 * input / 3000.0) << fidelity;
+    EXPECT_LT(t, 20 * input * kHeader / 3000.0 + 120) << fidelity;
   }
-  const uint64_t input = 256 << 10;
-  const double t = run("configs/fred_d.yaml", workload("all_gather", "all_gather", input),
-                       "collectives.dataset_splits=1")["makespan_ns"]
-                       .get<double>();
-  EXPECT_GE(t, 19 * input / 3000.0);
-  EXPECT_LT(t, 20 * input * kHeader / 3000.0 + 120);
+}
+
+// At packet fidelity a contribution's packet holds its slot in the leaf's input buffer until the
+// sum has left, and the slot's credit then takes the credit delay to come back: an NPU has at
+// most its window in flight per round trip, and the round trip grows with the link's latency.
+// The config's 24 KB per VC (48 flits of 512 B) holds 5 packets of 4,102 wire bytes (9 flits
+// each), and the NIC sends a message over 2 VCs: a window of 10 packets, W = 41,020 B. Each
+// nanosecond more of link latency then costs B / W ns (the 3 TB/s link would need 120 KB per
+// 20 ns to stay busy, so the window, not the link, sets the rate).
+TEST(FredFabric, PacketFlowsAreBoundByTheirCreditWindow) {
+  const uint64_t bytes = 64 << 20;
+  const std::string prefix = workload("window", "all_reduce", bytes);
+  std::map<int, double> t;
+  for (int latency : {20, 40})
+    t[latency] = run("configs/fred_d.yaml", prefix,
+                     "collectives.dataset_splits=1 fabric.fidelity=packet "
+                     "network.link_latency_ns=" +
+                         std::to_string(latency))["makespan_ns"]
+                     .get<double>();
+  const double window = 2 * 5 * (4096 + 6);
+  EXPECT_NEAR(t[40] - t[20], 20 * bytes / window, 0.01 * 20 * bytes / window);
+  EXPECT_GT(t[20], 2 * bytes / 3000.0);  // under half the link's rate
 }
 
 // A Fred switch's traversal is its Fred_m(P)'s blocks, fabric.fred_stage_cycles each. Fred-D's
@@ -93,7 +122,9 @@ TEST(FredFabric, EachInterconnectStageAddsItsCycles) {
 // A switch loads a communication phase's configuration before the phase's first flow leaves it.
 // Two all-reduces one after the other, one chunk each: each flow passes leaf, spine and leaf
 // again, and the leaf already holds its phase on the way down, so every collective waits for two
-// loads in a row: 2 x 2 x 100 cycles (1 ns each) in all.
+// loads in a row: 2 x 2 x 100 cycles (1 ns each) in all. At packet fidelity too (with buffers
+// deep enough that the NPUs do not wait for credits meanwhile: with the config's, the packets
+// they send during a load are buffered, and part of it is hidden).
 TEST(FredFabric, EachPhaseWaitsForItsConfiguration) {
   chakra::MicrobenchmarkSpec spec;
   spec.bytes = 64 << 10;
@@ -101,13 +132,18 @@ TEST(FredFabric, EachPhaseWaitsForItsConfiguration) {
   spec.iterations = 2;
   const std::string prefix = temp_dir("phases") + "/w";
   chakra::write_microbenchmark(prefix, spec);
-  std::map<int, double> t;
-  for (int cycles : {0, 100})
-    t[cycles] = run("configs/fred_d.yaml", prefix,
-                    "collectives.dataset_splits=1 fabric.fred_reconfiguration_cycles=" +
-                        std::to_string(cycles))["makespan_ns"]
-                    .get<double>();
-  EXPECT_DOUBLE_EQ(t[100] - t[0], 2 * 2 * 100);
+  for (const char* fidelity : {"message", "packet"}) {
+    std::map<int, double> t;
+    for (int cycles : {0, 100})
+      t[cycles] = run("configs/fred_d.yaml", prefix,
+                      std::string("collectives.dataset_splits=1 fabric.buffer_flits=480 "
+                                  "fabric.fidelity=") +
+                          fidelity + " fabric.fred_reconfiguration_cycles=" +
+                          std::to_string(cycles))["makespan_ns"]
+                      .get<double>();
+    // Within a cycle: at packet fidelity a packet on a 3 TB/s link ends mid-cycle.
+    EXPECT_NEAR(t[100] - t[0], 2 * 2 * 100, 1) << fidelity;
+  }
 }
 
 // The traffic fact of PAPERS.md section 1: an endpoint all-reduce sends 2 (N - 1) / N x D per
@@ -195,18 +231,21 @@ TEST(FredFabric, FlowsTheMiddlesCannotCarryTogetherWaitOrAreReported) {
 }
 
 // Data mode: every in-switch collective leaves every rank with the reference result, on the
-// wafer's 20 NPUs and on a tree of two leaves, with uneven blocks and two chunks.
+// wafer's 20 NPUs and on a tree of two leaves, with uneven blocks and two chunks, at message and
+// at packet fidelity (chunks of several packets, the last one short).
 TEST(FredFabric, InSwitchCollectivesComputeTheReference) {
-  for (int npus : {8, 20})
-    for (const char* collective :
-         {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce"}) {
-      const std::string name = std::string(collective) + std::to_string(npus);
-      const auto report =
-          run("configs/fred_d.yaml", workload(name, collective, 3 * 4099, npus),
-              "network.npus=" + std::to_string(npus) + " collectives.dataset_splits=2 --data");
-      EXPECT_EQ(report["data_check"]["collectives_checked"], 1) << name;
-      EXPECT_EQ(report["data_check"]["status"], "pass") << name << report["data_check"];
-    }
+  for (const char* fidelity : {"message", "packet"})
+    for (int npus : {8, 20})
+      for (const char* collective :
+           {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce"}) {
+        const std::string name = std::string(collective) + std::to_string(npus) + fidelity;
+        const auto report =
+            run("configs/fred_d.yaml", workload(name, collective, 3 * 4099, npus),
+                "network.npus=" + std::to_string(npus) +
+                    " collectives.dataset_splits=2 fabric.fidelity=" + fidelity + " --data");
+        EXPECT_EQ(report["data_check"]["collectives_checked"], 1) << name;
+        EXPECT_EQ(report["data_check"]["status"], "pass") << name << report["data_check"];
+      }
 }
 
 // The microbenchmark study as shipped, against the rows of PAPERS.md section 1 it reproduces

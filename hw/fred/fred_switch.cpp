@@ -1,6 +1,7 @@
 #include "hw/fred/fred_switch.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #include "hw/proto/probe.h"
@@ -63,10 +64,14 @@ FredSwitch::FredSwitch(sc_core::sc_module_name name, const FabricParams& params,
 
 void FredSwitch::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                             const sc_time& arrival) {
-  // The platform refuses flows below message fidelity (tb/config): one arriving here is a bug.
-  if (unit.message && unit.message->flow)
-    throw std::logic_error(std::string(name()) + ": in-network flows run at message fidelity only");
-  Router::on_arrival(in_port, trans, unit, arrival);
+  if (!unit.message || !unit.message->flow)
+    return Router::on_arrival(in_port, trans, unit, arrival);
+  // The platform refuses flows at flit fidelity (tb/config): a flit arriving here is a bug.
+  if (!unit.head || !unit.tail)
+    throw std::logic_error(std::string(name()) +
+                           ": in-network flows run at packet or message "
+                           "fidelity, not flit");
+  gather(in_port, trans, unit, arrival);
 }
 
 void FredSwitch::pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
@@ -75,6 +80,29 @@ void FredSwitch::pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt&
     reduce(in_port, unit, head_at);
   else
     Router::pass(in_port, trans, unit, head_at);
+}
+
+size_t FredSwitch::buffered_units() const {
+  return Router::buffered_units() + buffered_packets_;
+}
+
+Message* FredSwitch::delivery(FlowTransfer& flow, int port) {
+  Message* m = messages_.acquire();
+  m->id = flow.carrier.id;
+  m->src = -1;
+  m->dst = topology_.nodes()[outputs_[port].link.dst].rank;
+  m->bytes = flow.bytes;
+  m->tag = flow.tag;
+  m->bytes_per_cycle = flow.carrier.bytes_per_cycle;
+  m->flow = &flow;
+  return m;
+}
+
+sc_time FredSwitch::load_phase(uint64_t phase, const sc_time& at) {
+  if (phase == phase_) return at;
+  phase_ = phase;
+  if (Probe* p = probe()) p->switch_phase(node_, phase, at);
+  return at + reconfiguration_;
 }
 
 void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& head_at) {
@@ -86,13 +114,12 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   sum.head = std::max(sum.head, head_at);
   sum.tail = std::max(sum.tail, unit.tail_at);
   if (static_cast<int>(sum.in_ports.size()) < hop.inputs) return;
-  // The sum's head is ready once every input's head is in and the pipeline has passed; it streams
-  // at the flow's rate and cannot end before the last input's tail is in (cut-through). It leaves
-  // when the interconnect has a route for it.
-  sc_time ready = align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching;
-  const uint64_t phase = (flow.tag >> 32) + 1;
-  if (phase != phase_) ready += reconfiguration_;  // loads the new phase's configuration first
-  phase_ = phase;
+  // The sum's head is ready once every input's head is in and the pipeline has passed, and the
+  // switch has its phase's configuration loaded; it streams at the flow's rate and cannot end
+  // before the last input's tail is in (cut-through). It leaves when the interconnect has a route
+  // for it.
+  const sc_time ready = load_phase(
+      phase_of(flow), align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching);
   const sc_time stream = cycle_ * (static_cast<double>(flow.bytes) / flow.carrier.bytes_per_cycle);
   const Departure departure = route(flow, hop.stage, std::move(sum.in_ports), hop.ports, ready,
                                     std::max(ready + stream, sum.tail));
@@ -102,35 +129,160 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   waiting_.erase(key);
   sc_time last_end = depart;
   for (int port : hop.ports) {
-    const topology::Node& next = topology_.nodes()[outputs_[port].link.dst];
-    if (topology::is_endpoint(next.kind)) {  // the sum for one output: a message of its own
-      Message* m = messages_.acquire();
-      m->id = flow.carrier.id;
-      m->src = -1;
-      m->dst = next.rank;
-      m->bytes = flow.bytes;
-      m->tag = flow.tag;
-      m->bytes_per_cycle = flow.carrier.bytes_per_cycle;
-      m->flow = &flow;
-      out.message = m;
-      out.dst = next.rank;
-    } else {
-      out.message = &flow.carrier;
-      out.dst = -1;
-    }
+    // Each endpoint gets the sum as a message of its own; switches get the flow's carrier.
+    out.message = topology::is_endpoint(topology_.nodes()[outputs_[port].link.dst].kind)
+                      ? delivery(flow, port)
+                      : &flow.carrier;
+    out.dst = out.message->dst;
     const LinkSlot slot = transmit(port, out, depart);
     if (out.message != &flow.carrier) out.message->injected = slot.start;
     if (slot.start > depart) outputs_[port].stats.stall += slot.start - depart;
     last_end = std::max(last_end, slot.end);
   }
-  if (Probe* p = probe()) {
-    // The micro-switch functions this flow enables while its sum streams through: reductions
-    // where it joins several inputs, distributions where it leaves on several outputs.
-    p->switch_phase(node_, phase, depart);
-    if (hop.inputs > 1) p->switch_function(node_, SwitchFunction::Reduce, depart, last_end);
-    if (hop.ports.size() > 1)
-      p->switch_function(node_, SwitchFunction::Distribute, depart, last_end);
+  show_functions(hop, depart, last_end);
+}
+
+void FredSwitch::show_functions(const topology::FlowHop& hop, const sc_time& start,
+                                const sc_time& end) const {
+  // The micro-switch functions a flow enables while its sum streams through: reductions where it
+  // joins several inputs, distributions where it leaves on several outputs.
+  Probe* p = probe();
+  if (!p) return;
+  if (hop.inputs > 1) p->switch_function(node_, SwitchFunction::Reduce, start, end);
+  if (hop.ports.size() > 1) p->switch_function(node_, SwitchFunction::Distribute, start, end);
+}
+
+void FredSwitch::gather(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                        const sc_time& arrival) {
+  FlowTransfer& flow = *unit.message->flow;
+  const topology::FlowHop hop = topology_.flow_hop(node_, in_port, flow.ends);
+  FlowStream& stream = streams_[{flow.tag, hop.stage}];
+  if (!stream.flow) {
+    stream.flow = &flow;
+    stream.hop = hop;
+    stream.deliveries.assign(hop.ports.size(), nullptr);
+    const uint64_t packet = params_.packet_bytes;
+    stream.count = std::max<uint64_t>(1, (flow.bytes + packet - 1) / packet);
   }
+  PacketSum& sum = stream.packets[unit.packet];
+  sum.parts.push_back({in_port, unit.vc, &trans});
+  sum.head = std::max(sum.head, arrival);
+  sum.tail = std::max(sum.tail, unit.tail_at);
+  sum.unit = unit;
+  ++buffered_packets_;
+  if (Probe* p = probe()) p->buffer_change(inputs_[in_port].link.id, unit.vc, 1, arrival);
+  if (static_cast<int>(sum.parts.size()) < hop.inputs) return;
+  sum.ready = align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching;
+  wake_at(sum.ready);
+}
+
+void FredSwitch::on_wake() {
+  Router::on_wake();
+  if (!streams_.empty()) send_sums();
+}
+
+bool FredSwitch::has_gathered(const FlowStream& stream) {
+  const auto p = stream.packets.find(stream.next);
+  return p != stream.packets.end() && static_cast<int>(p->second.parts.size()) == stream.hop.inputs;
+}
+
+void FredSwitch::send_sums() {
+  const sc_time now = this->now();
+  sc_time next = never_;
+  if (loaded_at_ > now) {  // a configuration is loading
+    wake_at(loaded_at_);
+    return;
+  }
+  // The switch serves the loaded phase's flows while they have packets to send, and loads
+  // another phase's configuration when they have none (without a reconfiguration latency every
+  // phase runs at once).
+  bool served = false;
+  for (auto& [key, stream] : streams_)
+    if (reconfiguration_ == sc_core::SC_ZERO_TIME || phase_of(*stream.flow) == phase_)
+      served |= send_packets(stream, now, next) || has_gathered(stream);
+  if (!served)
+    for (auto& [key, stream] : streams_)
+      if (has_gathered(stream) && stream.packets.at(stream.next).ready <= now) {
+        loaded_at_ = load_phase(phase_of(*stream.flow), now);
+        next = std::min(next, loaded_at_);
+        break;
+      }
+  for (auto it = streams_.begin(); it != streams_.end();)
+    it = it->second.next == it->second.count ? streams_.erase(it) : std::next(it);
+  if (next != never_) wake_at(std::max(next, now + cycle_));
+}
+
+bool FredSwitch::send_packets(FlowStream& stream, const sc_time& now, sc_time& next) {
+  FlowTransfer& flow = *stream.flow;
+  const std::vector<int>& ports = stream.hop.ports;
+  bool sent = false;
+  while (has_gathered(stream)) {
+    auto packet = stream.packets.find(stream.next);
+    PacketSum& sum = packet->second;
+    if (sum.ready > now) {
+      next = std::min(next, sum.ready);
+      break;
+    }
+    if (phase_ != phase_of(flow)) load_phase(phase_of(flow), now);  // no latency: see send_sums
+    // A multicast leaves on all its outputs at once: each needs its link and a VC with room for
+    // the packet downstream.
+    const uint32_t credits = std::min(sum.unit.flits, params_.buffer_flits);
+    vcs_.assign(ports.size(), -1);
+    bool go = true;
+    for (size_t k = 0; k < ports.size(); ++k) {
+      Output& out = outputs_[ports[k]];
+      collect_credits(out, now);
+      if (!link_accepts(out, now)) {
+        next = std::min(next, accepts_from(out));
+        go = false;
+      } else if ((vcs_[k] = free_vc(out, credits)) < 0) {
+        next = std::min(next, next_credit(out));
+        go = false;
+      }
+    }
+    if (!go) break;
+    TransferExt unit = sum.unit;
+    unit.packet = stream.next;
+    unit.tail_at = sum.tail;
+    unit.vc_class = 0;
+    unit.credits = credits;
+    sc_time last_end = now;
+    for (size_t k = 0; k < ports.size(); ++k) {
+      const int port = ports[k];
+      Message*& delivery = stream.deliveries[k];
+      if (!delivery && topology::is_endpoint(topology_.nodes()[outputs_[port].link.dst].kind))
+        delivery = this->delivery(flow, port);
+      unit.message = delivery ? delivery : &flow.carrier;
+      unit.dst = unit.message->dst;
+      unit.vc = vcs_[k];
+      const LinkSlot slot = transmit(port, unit, now);
+      if (delivery && stream.next == 0) delivery->injected = slot.start;
+      if (now > sum.ready) outputs_[port].stats.stall += now - sum.ready;
+      last_end = std::max(last_end, slot.end);
+    }
+    // The inputs' slots are free once the sum has been read out of them.
+    for (const Part& part : sum.parts) {
+      if (Probe* p = probe()) p->buffer_change(inputs_[part.in_port].link.id, part.vc, -1, now);
+      release(part.in_port, *part.trans, last_end);
+    }
+    buffered_packets_ -= sum.parts.size();
+    show_functions(stream.hop, now, last_end);
+    stream.packets.erase(packet);
+    ++stream.next;
+    sent = true;
+  }
+  return sent;
+}
+
+int FredSwitch::free_vc(Output& out, uint32_t credits) {
+  for (int k = 0; k < params_.vcs; ++k) {
+    const int v = (out.vc_rr + k) % params_.vcs;
+    if ((out.free_vcs >> v & 1) && out.credits[v] >= static_cast<int>(credits)) {
+      out.vc_rr = (v + 1) % params_.vcs;
+      return v;
+    }
+  }
+  return -1;
 }
 
 FredSwitch::Departure FredSwitch::route(const FlowTransfer& flow, int stage, std::vector<int> in,

@@ -14,11 +14,17 @@
 // collective) than the last one through the switch first waits fabric.fred_reconfiguration_cycles
 // for the switch to load that phase's configuration.
 //
-// Simplified (docs/design.md, The Fred switch): flows move at message fidelity only, the sum
-// streams out once the heads of all its inputs are in and cannot finish before their tails (the
-// reduction runs at line rate, as the micro-switches do). Unicasts do not take routes in
-// Fred_m(P) (m >= 3 carries any unicast beside the rest); class VCs, preemption and Go-Back-N are
-// not modelled yet.
+// At packet fidelity a flow moves packet by packet: each input's packet waits in its input buffer
+// (holding its credits) until the packets of the same number from every input are in, then one
+// packet of the sum leaves on every output of the flow's tree at once, when each has its link
+// free and a VC with room downstream, and the inputs' slots are freed. A flow's packets leave in
+// order; flows take turns packet by packet.
+//
+// Simplified (docs/design.md, The Fred switch): at message fidelity the sum streams out once the
+// heads of all its inputs are in and cannot finish before their tails (the reduction runs at line
+// rate, as the micro-switches do); at packet fidelity the output links and credits arbitrate and
+// routes through Fred_m(P) are not checked. Unicasts do not take routes in Fred_m(P) (m >= 3
+// carries any unicast beside the rest); class VCs, preemption and Go-Back-N are not modelled yet.
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -46,6 +52,8 @@ class FredSwitch : public Router {
 
   // The interconnect inside: Fred_m(P) for its P ports.
   const fred::Interconnect& interconnect() const { return interconnect_; }
+  // Units buffered: the router's and, at packet fidelity, flow packets waiting for their partners.
+  size_t buffered_units() const override;
 
  private:
   // A router's parameters with the traversal replaced by that of `net`.
@@ -54,8 +62,32 @@ class FredSwitch : public Router {
                   const sc_core::sc_time& arrival) override;
   void pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
             const sc_core::sc_time& head_at) override;
-  // A flow's unit: counted into its sum, which leaves when the last input is in.
+  struct FlowStream;
+  void on_wake() override;
+  // Message fidelity: a flow's unit, counted into its sum, which leaves when the last input is in.
   void reduce(int in_port, const TransferExt& unit, const sc_core::sc_time& head_at);
+  // Packet fidelity: a flow's packet, held in its input buffer until its partners are in.
+  void gather(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+              const sc_core::sc_time& arrival);
+  // Packet fidelity: sends every packet of a sum that is ready and whose outputs take it now.
+  void send_sums();
+  // A VC of `out` that no packet holds and that has `credits` slots free downstream, round robin;
+  // -1 if none.
+  int free_vc(Output& out, uint32_t credits);
+  // Shows on the probe the micro-switch functions a flow at `hop` enables from `start` to `end`.
+  void show_functions(const topology::FlowHop& hop, const sc_core::sc_time& start,
+                      const sc_core::sc_time& end) const;
+  // The message that carries a flow's sum to the endpoint at the end of output `port`.
+  Message* delivery(FlowTransfer& flow, int port);
+  // Sends the ready packets of `stream` that its outputs take now; notes in `next` when to look
+  // again. Returns whether it sent any.
+  bool send_packets(FlowStream& stream, const sc_core::sc_time& now, sc_core::sc_time& next);
+  // Whether `stream` has a packet whose inputs are all in (ready or not).
+  static bool has_gathered(const FlowStream& stream);
+  // The configuration index a flow's units carry: 1 + its collective's instance.
+  static uint64_t phase_of(const FlowTransfer& flow) { return (flow.tag >> 32) + 1; }
+  // Loads the configuration of `phase` from `at`: returns when it is loaded.
+  sc_core::sc_time load_phase(uint64_t phase, const sc_core::sc_time& at);
 
   // When the flow whose sum is ready at `ready` and streams until `end` gets its route through
   // the interconnect from input ports `in` to output ports `out`, and when it has streamed
@@ -75,9 +107,38 @@ class FredSwitch : public Router {
     sc_core::sc_time tail;
   };
   std::map<std::pair<const FlowTransfer*, int>, Sum> waiting_;  // by flow and stage
+
+  // Packet fidelity: one packet of a sum being gathered, with its inputs' buffered payloads
+  // (their slots are freed when the sum leaves) and when it can leave.
+  struct Part {
+    int in_port;
+    int vc;
+    tlm::tlm_generic_payload* trans;
+  };
+  struct PacketSum {
+    std::vector<Part> parts;
+    sc_core::sc_time head;   // the last input's head in
+    sc_core::sc_time tail;   // the last input's tail in
+    sc_core::sc_time ready;  // pipeline passed (set once every part is in)
+    TransferExt unit;        // sizes of the packet (the inputs' are alike)
+  };
+  // A flow's packets through this switch at one stage (on the way up, or down to be multicast).
+  struct FlowStream {
+    FlowTransfer* flow = nullptr;
+    topology::FlowHop hop;
+    std::vector<Message*> deliveries;  // per port of hop.ports: the endpoint's message, or null
+    std::map<uint64_t, PacketSum> packets;  // by packet number, until sent
+    uint64_t next = 0;                      // the packet that leaves next
+    uint64_t count = 0;                     // the flow's packets
+  };
+  // By flow tag and stage: served in that order, which is the same in every run.
+  std::map<std::pair<uint64_t, int>, FlowStream> streams_;
+  size_t buffered_packets_ = 0;
+  std::vector<int> vcs_;  // scratch: the VC a multicast takes on each of its outputs
   const fred::Interconnect interconnect_;
   fred::RouteSchedule routes_;
   uint64_t phase_ = 0;  // the communication phase whose configuration is loaded: 1 + its instance
+  sc_core::sc_time loaded_at_;  // packet fidelity: when the configuration being loaded is in
   const sc_core::sc_time reconfiguration_;
   const topology::Topology& topology_;
   const int node_;

@@ -19,7 +19,7 @@ class Router : public FabricNode {
          const topology::Topology& topology, int node);
 
   // Units currently buffered (for deadlock reports).
-  size_t buffered_units() const;
+  virtual size_t buffered_units() const;
 
  protected:
   // A switch that does more than route (hw/fred) takes its own units and hands the rest to these.
@@ -27,6 +27,9 @@ class Router : public FabricNode {
                   const sc_core::sc_time& arrival) override;
   void pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
             const sc_core::sc_time& head_at) override;
+  // Every wake runs an allocation round; a derived switch adds its own work to the same wake.
+  void on_wake() override { allocation_round(); }
+  void on_credit_returning(int out_port, const sc_core::sc_time& at) override;
 
  private:
   // What a round needs of a buffered unit, taken when it is filed (the payload is in cache then; by
@@ -77,8 +80,6 @@ class Router : public FabricNode {
   // Whether output VC `vc` of `out` has `need` credits now (counting in those back by now).
   bool has_credits(Output& out, int vc, int need, const sc_core::sc_time& now);
 
-  void on_credit_returning(int out_port, const sc_core::sc_time& at) override;
-  void on_wake() override { allocation_round(); }
   void allocation_round();
   // VC allocation for the packet at the head of `ivc` (routed): true if it got an output VC.
   bool allocate_vc(InputVc& ivc);

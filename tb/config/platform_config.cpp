@@ -528,7 +528,7 @@ void check_route_tree(const PlatformSpec& spec) {
 }
 
 // In-network flows (the in_switch algorithm) need Fred switches, which reduce and multicast them,
-// and run at message fidelity for now (docs/design.md, The Fred switch).
+// and run at packet or message fidelity (docs/design.md, The Fred switch).
 void check_flows(const PlatformSpec& spec) {
   const auto& n = spec.network;
   const std::string& file = spec.source;
@@ -556,11 +556,11 @@ void check_flows(const PlatformSpec& spec) {
                        "in_switch: in-network flows need switches that reduce and multicast: a "
                        "tree of Fred switches (network.topology: tree, network.switch: fred; "
                        "docs/collectives.md, In-network flows)");
-    if (spec.fabric.fidelity != hw::Fidelity::Message)
+    if (spec.fabric.fidelity == hw::Fidelity::Flit)
       throw InputError(file, key,
-                       fmt::format("in_switch: in-network flows run at fabric.fidelity: message "
-                                   "for now, not {} (docs/design.md, The Fred switch)",
-                                   hw::to_string(spec.fabric.fidelity)));
+                       "in_switch: in-network flows run at fabric.fidelity: packet or message, "
+                       "not flit (a switch reduces whole packets; docs/design.md, The Fred "
+                       "switch)");
   }
 }
 
