@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "models/common/error.h"
@@ -207,6 +208,51 @@ TEST(Generator, ParallelGroupsFollowTheFredPlacement) {
     const auto& node = w.ranks[r].nodes.front();
     EXPECT_EQ(w.members(node.pg_name), dp[r % 4]) << "rank " << r;
   }
+}
+
+// Traffic classes by the Fred paper's placement rule: under MP(2)-DP(5)-PP(2) (MP groups on
+// consecutive NPUs, strides 1, PP 2, DP 4) the rule gives each group its kind; with no pipeline
+// (MP(4)-DP(5)), the strided groups are DP; every NPU at once is MP (the MP(20) case). A group the
+// comm-group file classes keeps its class, in either form of the file.
+TEST(Workload, TrafficClassesFollowThePlacementRuleUnlessNamed) {
+  const Parallelism p = parallelism_from_string("2,5,2");
+  std::map<std::string, std::vector<int>> groups;
+  std::map<std::string, hw::TrafficClass> expected{{"0", hw::TrafficClass::Mp}};
+  const std::pair<GroupKind, hw::TrafficClass> kinds[] = {{GroupKind::Mp, hw::TrafficClass::Mp},
+                                                          {GroupKind::Dp, hw::TrafficClass::Dp},
+                                                          {GroupKind::Pp, hw::TrafficClass::Pp}};
+  for (const auto& [kind, traffic] : kinds)
+    for (const auto& g : parallel_groups(p, kind)) {
+      const std::string name = std::to_string(groups.size() + 1);
+      groups[name] = g;
+      expected[name] = traffic;
+    }
+  EXPECT_EQ(inferred_classes(groups), expected);
+  const Parallelism no_pp = parallelism_from_string("4,5,1");
+  std::map<std::string, std::vector<int>> two{{"mp", parallel_groups(no_pp, GroupKind::Mp)[0]},
+                                              {"dp", parallel_groups(no_pp, GroupKind::Dp)[0]}};
+  EXPECT_EQ(inferred_classes(two).at("mp"), hw::TrafficClass::Mp);
+  EXPECT_EQ(inferred_classes(two).at("dp"), hw::TrafficClass::Dp);
+
+  const std::string dir = wafersim::testing::temp_dir("classes");
+  MicrobenchmarkSpec spec;
+  spec.ranks = 4;
+  write_microbenchmark(dir + "/w", spec);
+  std::ofstream(dir + "/groups.json")
+      << R"({"1": [0, 1, 2, 3], "2": {"ranks": [0, 2], "class": "mp"}, "3": {"ranks": [1, 3]}})";
+  const CommGroups file = read_comm_groups(dir + "/groups.json", 4);
+  EXPECT_EQ(file.members.at("2"), (std::vector<int>{0, 2}));
+  EXPECT_EQ(file.members.at("3"), (std::vector<int>{1, 3}));
+  EXPECT_EQ(file.classes, (std::map<std::string, hw::TrafficClass>{{"2", hw::TrafficClass::Mp}}));
+  WorkloadOptions o;
+  o.prefix = dir + "/w";
+  o.ranks = 4;
+  o.comm_groups = dir + "/groups.json";
+  const Workload w = load_workload(o);
+  EXPECT_EQ(w.traffic_class("1"), hw::TrafficClass::Mp);  // consecutive
+  EXPECT_EQ(w.traffic_class("2"), hw::TrafficClass::Mp);  // named, though strided
+  EXPECT_EQ(w.traffic_class("3"), hw::TrafficClass::Dp);  // the widest stride
+  EXPECT_EQ(w.traffic_class(""), hw::TrafficClass::Mp);
 }
 
 // Other placements: DP innermost (rank = dp + 5 x (mp + 2 x pp)), and the paper's order laid

@@ -2,13 +2,15 @@
 
 namespace wafersim::hw {
 
-FlowTransfer* FlowTable::join(uint64_t tag, const topology::FlowEnds& ends, uint64_t bytes) {
+FlowTransfer* FlowTable::join(uint64_t tag, const topology::FlowEnds& ends, uint64_t bytes,
+                              TrafficClass traffic_class) {
   auto [it, made] = flows_.try_emplace(tag);
   if (!made) return it->second->bytes == bytes ? it->second.get() : nullptr;
   auto flow = std::make_unique<FlowTransfer>();
   flow->tag = tag;
   flow->bytes = bytes;
   flow->ends = ends;
+  flow->traffic_class = traffic_class;
   flow->deliveries_left = static_cast<int>(ends.outputs.size());
   flow->carrier.id = tag;
   flow->carrier.src = flow->carrier.dst = -1;

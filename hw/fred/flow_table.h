@@ -7,6 +7,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "hw/proto/traffic_class.h"
 #include "hw/proto/transfer.h"
 #include "models/topology/topology.h"
 
@@ -16,6 +17,9 @@ struct FlowTransfer {
   uint64_t tag = 0;    // the key every member names it by (the driver's)
   uint64_t bytes = 0;  // each input's contribution, and the sum every output receives
   topology::FlowEnds ends;
+  TrafficClass traffic_class = TrafficClass::Mp;
+  // Packet fidelity: the VC its packets keep to, of `vcs` (the class's own).
+  int vc(int vcs) const { return static_cast<int>(traffic_class) % vcs; }
   // What the flow's units between switches point at: its size and the rate it streams at (the
   // narrowest link of its tree). Inputs and outputs have messages of their own.
   Message carrier;
@@ -26,9 +30,10 @@ class FlowTable {
  public:
   explicit FlowTable(const topology::Topology& topology) : topology_(topology) {}
 
-  // The flow `tag`, made on its first input's call: `ends` and `bytes` as that input names them.
-  // Returns nullptr when the flow already runs with other bytes (the ranks disagree).
-  FlowTransfer* join(uint64_t tag, const topology::FlowEnds& ends, uint64_t bytes);
+  // The flow `tag`, made on its first input's call: `ends`, `bytes` and its class as that input
+  // names them. Returns nullptr when the flow already runs with other bytes (the ranks disagree).
+  FlowTransfer* join(uint64_t tag, const topology::FlowEnds& ends, uint64_t bytes,
+                     TrafficClass traffic_class);
   // One of the flow's outputs has the sum; the flow is forgotten once every output has.
   void delivered(FlowTransfer& flow);
   size_t active() const { return flows_.size(); }

@@ -156,7 +156,7 @@ void FredSwitch::gather(int in_port, tlm::tlm_generic_payload& trans, TransferEx
                         const sc_time& arrival) {
   FlowTransfer& flow = *unit.message->flow;
   const topology::FlowHop hop = topology_.flow_hop(node_, in_port, flow.ends);
-  FlowStream& stream = streams_[{flow.tag, hop.stage}];
+  FlowStream& stream = streams_[{priority(flow.traffic_class), flow.tag, hop.stage}];
   if (!stream.flow) {
     stream.flow = &flow;
     stream.hop = hop;
@@ -235,7 +235,7 @@ bool FredSwitch::send_packets(FlowStream& stream, const sc_time& now, sc_time& n
       if (!link_accepts(out, now)) {
         next = std::min(next, accepts_from(out));
         go = false;
-      } else if ((vcs_[k] = free_vc(out, credits)) < 0) {
+      } else if ((vcs_[k] = class_vc(out, flow, credits)) < 0) {
         next = std::min(next, next_credit(out));
         go = false;
       }
@@ -274,15 +274,11 @@ bool FredSwitch::send_packets(FlowStream& stream, const sc_time& now, sc_time& n
   return sent;
 }
 
-int FredSwitch::free_vc(Output& out, uint32_t credits) {
-  for (int k = 0; k < params_.vcs; ++k) {
-    const int v = (out.vc_rr + k) % params_.vcs;
-    if ((out.free_vcs >> v & 1) && out.credits[v] >= static_cast<int>(credits)) {
-      out.vc_rr = (v + 1) % params_.vcs;
-      return v;
-    }
-  }
-  return -1;
+int FredSwitch::class_vc(Output& out, const FlowTransfer& flow, uint32_t credits) const {
+  // A class's flows keep to its VC on every link, in the order the NICs sent them: flows that
+  // wait for each other's packets then never hold the slots of another class's.
+  const int v = flow.vc(params_.vcs);
+  return (out.free_vcs >> v & 1) && out.credits[v] >= static_cast<int>(credits) ? v : -1;
 }
 
 FredSwitch::Departure FredSwitch::route(const FlowTransfer& flow, int stage, std::vector<int> in,

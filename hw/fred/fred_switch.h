@@ -17,18 +17,20 @@
 // At packet fidelity a flow moves packet by packet: each input's packet waits in its input buffer
 // (holding its credits) until the packets of the same number from every input are in, then one
 // packet of the sum leaves on every output of the flow's tree at once, when each has its link
-// free and a VC with room downstream, and the inputs' slots are freed. A flow's packets leave in
-// order; flows take turns packet by packet.
+// free and its traffic class's VC has room downstream, and the inputs' slots are freed. A flow's
+// packets leave in order; the ready sums are offered the outputs in class order (MP, PP, DP), so
+// a higher class preempts a lower one at the next packet boundary.
 //
 // Simplified (docs/design.md, The Fred switch): at message fidelity the sum streams out once the
 // heads of all its inputs are in and cannot finish before their tails (the reduction runs at line
 // rate, as the micro-switches do); at packet fidelity the output links and credits arbitrate and
 // routes through Fred_m(P) are not checked. Unicasts do not take routes in Fred_m(P) (m >= 3
-// carries any unicast beside the rest); class VCs, preemption and Go-Back-N are not modelled yet.
+// carries any unicast beside the rest); Go-Back-N is not modelled yet.
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <systemc>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -71,9 +73,9 @@ class FredSwitch : public Router {
               const sc_core::sc_time& arrival);
   // Packet fidelity: sends every packet of a sum that is ready and whose outputs take it now.
   void send_sums();
-  // A VC of `out` that no packet holds and that has `credits` slots free downstream, round robin;
-  // -1 if none.
-  int free_vc(Output& out, uint32_t credits);
+  // Whether `out` can take a packet of `flow` needing `credits` slots downstream on the flow's
+  // class VC now: its VC, or -1.
+  int class_vc(Output& out, const FlowTransfer& flow, uint32_t credits) const;
   // Shows on the probe the micro-switch functions a flow at `hop` enables from `start` to `end`.
   void show_functions(const topology::FlowHop& hop, const sc_core::sc_time& start,
                       const sc_core::sc_time& end) const;
@@ -131,8 +133,9 @@ class FredSwitch : public Router {
     uint64_t next = 0;                      // the packet that leaves next
     uint64_t count = 0;                     // the flow's packets
   };
-  // By flow tag and stage: served in that order, which is the same in every run.
-  std::map<std::pair<uint64_t, int>, FlowStream> streams_;
+  // By class priority, flow tag and stage: served in that order (MP, then PP, then DP; within a
+  // class, by tag), which is the same in every run.
+  std::map<std::tuple<int, uint64_t, int>, FlowStream> streams_;
   size_t buffered_packets_ = 0;
   std::vector<int> vcs_;  // scratch: the VC a multicast takes on each of its outputs
   const fred::Interconnect interconnect_;

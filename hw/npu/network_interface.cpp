@@ -44,7 +44,8 @@ void NetworkInterface::send(Message* message) {
   Outgoing o;
   o.message = message;
   o.eligible = now() + delays_.endpoint;
-  o.behind = g.queued_to[message->dst]++ > 0;
+  o.behind = g.queued_to[order_key(*message)]++ > 0;
+  if (message->flow) ++g.flows_queued;
   g.outgoing.push_back(std::move(o));
   if (Probe* p = probe()) p->nic_queue(message->src, queued());
   wake_at(g.outgoing.back().eligible);
@@ -170,6 +171,10 @@ void NetworkInterface::use_lanes(PortGroup& group, int first, int delta) {
 int NetworkInterface::pick_vc(int port, const Outgoing& o, int first, uint32_t credits) const {
   const Output& out = outputs_[port];
   if (o.vc >= 0) return out.credits[o.vc] >= static_cast<int>(credits) ? o.vc : -1;
+  if (const FlowTransfer* flow = o.message->flow) {  // its class's VC
+    const int v = flow->vc(params_.vcs);
+    return !groups_[port].vc_locked[v] && out.credits[v] >= static_cast<int>(credits) ? v : -1;
+  }
   const int classes = params_.vc_classes, lanes = lane_count(), spread = lane_spread();
   for (int k = 0; k < spread; ++k) {
     const uint64_t lane = (first + (o.packet + k) % spread) % lanes;
@@ -204,6 +209,8 @@ void NetworkInterface::inject_round(int port) {
   bool wants_credit = false;
   const size_t n = outgoing.size();
   const size_t first = g.rr < n ? g.rr : 0;
+  // Flows go by class, MP before PP before DP: of those that can send now, only the first class's.
+  const int served_class = g.flows_queued ? first_class_ready(port, now) : 0;
   for (size_t k = 0; k < n; ++k) {
     size_t idx = (first + k) % n;
     Outgoing& o = outgoing[idx];
@@ -212,6 +219,7 @@ void NetworkInterface::inject_round(int port) {
       next_eligible = std::min(next_eligible, o.eligible);
       continue;
     }
+    if (o.message->flow && priority(o.message->flow->traffic_class) > served_class) continue;
     TransferExt unit;
     bool last = next_unit(o, unit);
     unit.credits = std::min(unit.flits, params_.buffer_flits);
@@ -253,13 +261,16 @@ void NetworkInterface::inject_round(int port) {
         outgoing.pop_front();  // the common case, without the general erase
       else
         outgoing.erase(outgoing.begin() + static_cast<long>(idx));
-      // The next message to the same destination may go now (none before idx had it).
-      auto queued = g.queued_to.find(m->dst);
+      // The next message to the same destination (or flow of the same class) may go now (none
+      // before idx had it).
+      const int key = order_key(*m);
+      if (m->flow) --g.flows_queued;
+      auto queued = g.queued_to.find(key);
       if (--queued->second == 0) {
         g.queued_to.erase(queued);
       } else {
         for (size_t j = idx; j < outgoing.size(); ++j)
-          if (outgoing[j].message->dst == m->dst) {
+          if (order_key(*outgoing[j].message) == key) {
             outgoing[j].behind = false;
             break;
           }
@@ -275,6 +286,20 @@ void NetworkInterface::inject_round(int port) {
   }
   if (wants_credit) next_eligible = std::min(next_eligible, next_credit(out));
   if (next_eligible != never_) wake_at(next_eligible);
+}
+
+int NetworkInterface::first_class_ready(int port, const sc_time& now) const {
+  const PortGroup& g = groups_[port];
+  int best = INT_MAX;
+  for (const Outgoing& o : g.outgoing) {
+    if (!o.message->flow || o.behind || o.eligible > now) continue;
+    const int p = priority(o.message->flow->traffic_class);
+    if (p >= best) continue;
+    TransferExt unit;
+    next_unit(o, unit);
+    if (pick_vc(port, o, 0, std::min(unit.flits, params_.buffer_flits)) >= 0) best = p;
+  }
+  return best;
 }
 
 void NetworkInterface::on_credit_returning(int out_port, const sc_time& at) {

@@ -6,7 +6,9 @@
 // their last byte is in. At message fidelity a message is sent whole, within send(): it leaves once
 // the injection link has finished the messages sent before it (FabricNode's temporal decoupling).
 // It has one port per network dimension, each with its own group: injection queue, VCs, round
-// robin and credits. A message leaves on the port of the dimension its route starts in.
+// robin and credits. A message leaves on the port of the dimension its route starts in. A flow's
+// contribution (hw/fred) keeps to its traffic class's VC, after the class's earlier flows, and
+// goes only when no flow of a higher class can (hw/proto/traffic_class.h).
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -50,12 +52,21 @@ class NetworkInterface : public FabricNode {
   void on_credit_returning(int out_port, const sc_core::sc_time& at) override;
   void pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
             const sc_core::sc_time& head_at) override;
+  // Messages to one destination leave in order, and so do the flows of one class (which keep to
+  // its VC): the key they queue by.
+  static int order_key(const Message& m) {
+    return m.flow ? -1 - static_cast<int>(m.flow->traffic_class) : m.dst;
+  }
+  // The best priority (TrafficClass) among the flows `port` could send a packet of now; INT_MAX
+  // if none.
+  int first_class_ready(int port, const sc_core::sc_time& now) const;
   // Counts a unit's payload in; delivers its message when it is complete.
   void receive(const TransferExt& unit);
   // What one port injects: its own queue, VC state and round robin.
   struct PortGroup {
     std::deque<Outgoing> outgoing;
-    std::unordered_map<int, int> queued_to;  // messages in `outgoing` per destination rank
+    std::unordered_map<int, int> queued_to;  // messages in `outgoing` per order_key
+    int flows_queued = 0;                    // flows' contributions in `outgoing`
     std::vector<bool> vc_locked;
     std::vector<int> lane_users;  // per lane, messages in progress whose pair includes it
     // Where the next round starts looking: just past the message served last, wrapped only when

@@ -124,7 +124,7 @@ void Npu::post_receive(tlm::tlm_generic_payload& trans, int src, uint64_t tag) {
 
 bool Npu::join_flow(tlm::tlm_generic_payload& trans) {
   CommandExt* c = &command_of(trans);
-  FlowTransfer* flow = flows_.join(c->tag, c->flow, c->bytes);
+  FlowTransfer* flow = flows_.join(c->tag, c->flow, c->bytes, c->flow_class);
   if (!flow) {  // the flow runs with other bytes: the ranks disagree (reported by the driver)
     c->received_bytes = 0;
     complete(trans, tlm::TLM_GENERIC_ERROR_RESPONSE);

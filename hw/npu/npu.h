@@ -39,13 +39,14 @@ struct CommandExt : tlm::tlm_extension<CommandExt> {
   uint64_t operations = 0;    // Compute with roofline
   sc_core::sc_time duration;  // Compute: recorded duration (used when `roofline` is false)
   bool roofline = false;
-  int peer = -1;                // Send: destination rank; Recv: source rank
-  uint64_t tag = 0;             // Send / Recv matching key
-  uint64_t token = 0;           // the driver's handle
-  uint64_t received_bytes = 0;  // Recv: size of the message that matched
-  topology::FlowEnds flow;      // Flow: the flow's ends, as ranks
-  bool flow_input = false;      // Flow: this NPU contributes
-  bool flow_output = false;     // Flow: this NPU receives the sum
+  int peer = -1;                               // Send: destination rank; Recv: source rank
+  uint64_t tag = 0;                            // Send / Recv matching key
+  uint64_t token = 0;                          // the driver's handle
+  uint64_t received_bytes = 0;                 // Recv: size of the message that matched
+  topology::FlowEnds flow;                     // Flow: the flow's ends, as ranks
+  bool flow_input = false;                     // Flow: this NPU contributes
+  bool flow_output = false;                    // Flow: this NPU receives the sum
+  TrafficClass flow_class = TrafficClass::Mp;  // Flow: its communicator's traffic class
 
   tlm::tlm_extension_base* clone() const override { return new CommandExt(*this); }
   void copy_from(const tlm::tlm_extension_base& o) override {

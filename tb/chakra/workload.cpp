@@ -54,17 +54,57 @@ std::vector<int> group_members(const nlohmann::json& list, int ranks, const std:
 
 }  // namespace
 
-std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path, int ranks) {
+CommGroups read_comm_groups(const std::string& path, int ranks) {
   const nlohmann::json j = tb::read_json_file(path);
   if (!j.is_object())
     throw InputError(path, "", "expected an object mapping group ids to rank lists");
-  std::map<std::string, std::vector<int>> groups;
-  for (const auto& [name, list] : j.items()) {
-    if (!list.is_array() || list.empty())
-      throw InputError(path, "group '" + name + "'", "expected a non-empty list of ranks");
-    groups[name] = group_members(list, ranks, path, "group '" + name + "'");
+  CommGroups groups;
+  for (const auto& [name, value] : j.items()) {
+    const std::string item = "group '" + name + "'";
+    const nlohmann::json* list = &value;
+    if (value.is_object()) {  // wafersim's form: {"ranks": [...], "class": "mp"}
+      for (const auto& [key, field] : value.items())
+        if (key != "ranks" && key != "class")
+          throw InputError(path, item, "unknown key '" + key + "' (expected ranks and class)");
+      if (!value.contains("ranks")) throw InputError(path, item, "no 'ranks' list");
+      list = &value["ranks"];
+      if (value.contains("class")) {
+        const auto& c = value["class"];
+        try {
+          if (!c.is_string())
+            throw std::invalid_argument("expected mp, dp or pp, got " + tb::shown(c));
+          groups.classes[name] = hw::traffic_class_from_string(c.get<std::string>());
+        } catch (const std::invalid_argument& e) {
+          throw InputError(path, item + " class", e.what());
+        }
+      }
+    }
+    if (!list->is_array() || list->empty())
+      throw InputError(path, item, "expected a non-empty list of ranks");
+    groups.members[name] = group_members(*list, ranks, path, item);
   }
   return groups;
+}
+
+std::map<std::string, hw::TrafficClass> inferred_classes(
+    const std::map<std::string, std::vector<int>>& groups) {
+  auto stride = [](std::vector<int> ranks) {
+    std::sort(ranks.begin(), ranks.end());
+    int gap = 1;  // a group of one rank counts as consecutive
+    for (size_t i = 1; i < ranks.size(); ++i)
+      gap = i == 1 ? ranks[1] - ranks[0] : std::min(gap, ranks[i] - ranks[i - 1]);
+    return gap;
+  };
+  int widest = 1;
+  for (const auto& [name, ranks] : groups) widest = std::max(widest, stride(ranks));
+  std::map<std::string, hw::TrafficClass> classes{{"0", hw::TrafficClass::Mp}};
+  for (const auto& [name, ranks] : groups) {
+    const int s = stride(ranks);
+    classes[name] = s == 1        ? hw::TrafficClass::Mp
+                    : s == widest ? hw::TrafficClass::Dp
+                                  : hw::TrafficClass::Pp;
+  }
+  return classes;
 }
 
 std::map<std::string, std::vector<int>> process_groups_of(const TraceNode& node, int ranks,
@@ -158,8 +198,10 @@ Workload load_workload(const WorkloadOptions& o, bool validate_it) {
     fs::path candidate = fs::path(o.prefix).parent_path() / "workload.json";
     if (fs::exists(candidate)) groups = candidate.string();
   }
+  CommGroups file;
   if (!groups.empty()) {
-    w.groups = read_comm_groups(groups, endpoints);
+    file = read_comm_groups(groups, endpoints);
+    w.groups = file.members;
     w.groups_source = groups;
   } else {
     for (const auto& t : w.ranks)
@@ -169,6 +211,8 @@ Workload load_workload(const WorkloadOptions& o, bool validate_it) {
           w.groups_source = t.file + " (process_group:init)";
         }
   }
+  w.classes = inferred_classes(w.groups);
+  for (const auto& [name, c] : file.classes) w.classes[name] = c;
   if (validate_it) w.expected_stalls = validate(w);
   return w;
 }

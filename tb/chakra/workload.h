@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/proto/traffic_class.h"
 #include "tb/chakra/trace.h"
 
 namespace wafersim::chakra {
@@ -35,6 +36,9 @@ struct Workload {
   std::vector<Trace> ranks;
   std::map<std::string, std::vector<int>> groups;  // pg_name -> ranks in communicator order
   std::string groups_source;
+  // pg_name -> traffic class, for every group and "0": the comm-group file's, else the Fred
+  // paper's placement rule (inferred_classes).
+  std::map<std::string, hw::TrafficClass> classes;
   DependencyMode dependencies = DependencyMode::DataAndControl;
   std::vector<int> everyone;  // the NPUs, 0 .. options.ranks - 1 (I/O controllers follow them)
   // What the check before the run found that will stall it (a SEND nobody receives, a collective
@@ -43,6 +47,11 @@ struct Workload {
 
   // The ranks of a communicator, in communicator order: every rank for pg_name "" or "0".
   const std::vector<int>& members(const std::string& pg_name) const;
+  // A communicator's traffic class (MP for one the workload does not define).
+  hw::TrafficClass traffic_class(const std::string& pg_name) const {
+    const auto c = classes.find(communicator_name(pg_name));
+    return c == classes.end() ? hw::TrafficClass::Mp : c->second;
+  }
   // The dependencies the replay honours for a node in this mode.
   std::vector<uint64_t> dependencies_of(const TraceNode& node) const;
   size_t node_count() const;
@@ -55,7 +64,20 @@ std::string trace_path(const std::string& prefix, int rank);
 // naming the file, the node and the problem.
 Workload load_workload(const WorkloadOptions& options, bool validate = true);
 
-std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path, int ranks);
+// A comm-group file: {"group": [ranks]} (ASTRA-sim's form) or {"group": {"ranks": [ranks],
+// "class": "mp" | "dp" | "pp"}} (wafersim's, naming the group's traffic class), mixed freely.
+struct CommGroups {
+  std::map<std::string, std::vector<int>> members;
+  std::map<std::string, hw::TrafficClass> classes;  // the groups that name theirs
+};
+CommGroups read_comm_groups(const std::string& path, int ranks);
+
+// The Fred paper's placement rule (PAPERS.md section 1) puts a model-parallel group on
+// consecutive NPUs, then the pipeline stages, then the data-parallel replicas, so a group's stride
+// (the smallest gap between its ranks) tells its kind: 1 is MP; of the other groups, those with
+// the largest stride are DP and the rest PP. Covers `groups` and "0" (every NPU: MP).
+std::map<std::string, hw::TrafficClass> inferred_classes(
+    const std::map<std::string, std::vector<int>>& groups);
 
 // PyTorch captures describe their process groups in a METADATA_NODE named
 // "## process_group:init ##": inputs.values is a Python-printed list holding one JSON string, a

@@ -95,6 +95,7 @@ struct Replay::CollectiveRun {
   std::shared_ptr<const collectives::Plan> plan;
   const collectives::RankPlan* ops = nullptr;
   uint64_t instance = 0;
+  hw::TrafficClass traffic_class = hw::TrafficClass::Mp;  // its communicator's
   std::vector<uint16_t> progress;  // per op: kOpIssued, kOpDone or the dependencies it waits for
   size_t remaining = 0;
   size_t result = 0;
@@ -333,6 +334,7 @@ void Replay::issue(int rank, size_t i) {
           static_cast<int>(std::find(members->begin(), members->end(), rank) - members->begin());
       run->ops = &plan->of(run->position);
       run->instance = instance_of(chakra::communicator_name(node.pg_name), r.sequence[i]);
+      run->traffic_class = workload_.traffic_class(node.pg_name);
       const auto& ops = run->ops->ops;
       run->progress.resize(ops.size());
       for (uint32_t k = 0; k < ops.size(); ++k)
@@ -457,6 +459,7 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
       // pass one after the other whatever uplink they take: they all take one, and concurrent
       // collectives spread over the others (d-mod-k by instance).
       c->ext.flow.key = run.instance;
+      c->ext.flow_class = run.traffic_class;
       send_command(run.rank, c);
       return;
     }
