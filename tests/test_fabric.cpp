@@ -15,15 +15,6 @@ using wafersim::testing::write_flows;
 
 namespace {
 
-// Injection at link speed keeps the arithmetic whole: 32 bytes per cycle everywhere. Buffers of 32
-// flits cover the credit round trip, so credits never throttle a lone flow.
-nlohmann::json mesh(const std::string& prefix, const std::string& fidelity) {
-  return wafersim::testing::run_report("--platform " + source("configs/mesh_8x8.yaml") +
-                                       " --workload " + prefix + " --fidelity " + fidelity +
-                                       " --set network.injection_bandwidth_gbps=32"
-                                       " fabric.buffer_flits=32");
-}
-
 // Whether socket `Initiator` can be bound to socket `Target` (an expression the compiler accepts).
 template <class Initiator, class Target, class = void>
 struct Bindable : std::false_type {};
@@ -60,7 +51,7 @@ TEST(Fabric, SinglePacketLatencyMatchesThePipelineFormula) {
   const double expected = routers * 4 + network_links * 1 + (links - 1) * 1 + 8;
   for (const char* fidelity : {"flit", "packet", "message"}) {
     auto prefix = write_flows(temp_dir(fidelity), 64, {{0, 63, 256}});
-    auto r = mesh(prefix, fidelity);
+    auto r = wafersim::testing::run_mesh_8x8(prefix, fidelity);
     EXPECT_NEAR(r["makespan_ns"].get<double>(), expected, 1.0) << fidelity;
   }
 }
@@ -73,7 +64,7 @@ TEST(Fabric, FidelitiesAgreeWithoutContention) {
   double t[3];
   int i = 0;
   for (const char* fidelity : {"flit", "packet", "message"})
-    t[i++] = mesh(prefix, fidelity)["makespan_ns"];
+    t[i++] = wafersim::testing::run_mesh_8x8(prefix, fidelity)["makespan_ns"];
   const double serialisation = bytes / 32.0;
   EXPECT_GT(t[0], serialisation);
   // The three fidelities agree within 2% (the bound). Flit fidelity has no per-packet
@@ -96,7 +87,7 @@ TEST(Fabric, HotspotIsBoundByTheEjectionLink) {
   double t[3];
   int i = 0;
   for (const char* fidelity : {"flit", "packet", "message"}) {
-    auto r = mesh(prefix, fidelity);
+    auto r = wafersim::testing::run_mesh_8x8(prefix, fidelity);
     t[i] = r["makespan_ns"];
     EXPECT_GE(t[i], bound) << fidelity;
     EXPECT_LT(t[i], bound * 1.05 + 200) << fidelity;

@@ -141,4 +141,11 @@ nlohmann::json run_report(const std::string& args) {
   if (f) f >> j;
   return j;
 }
+
+nlohmann::json run_mesh_8x8(const std::string& prefix, const std::string& fidelity,
+                            const std::string& sets) {
+  return run_report("--platform " + source("configs/mesh_8x8.yaml") + " --workload " + prefix +
+                    " --fidelity " + fidelity +
+                    " --set network.injection_bandwidth_gbps=32 fabric.buffer_flits=32 " + sets);
+}
 }  // namespace wafersim::testing

@@ -50,4 +50,9 @@ namespace wafersim::testing {
 // Runs `wafersim run ARGS --out DIR` in a child process and returns its report.json (several runs
 // in one test need separate processes: SystemC elaborates once per process).
 nlohmann::json run_report(const std::string& args);
+// run_report on configs/mesh_8x8.yaml at `fidelity`, with injection at link speed (32 B per cycle
+// everywhere, which keeps the arithmetic whole) and buffers of 32 flits (they cover the credit
+// round trip, so credits never throttle a lone flow), and `sets` more overrides.
+nlohmann::json run_mesh_8x8(const std::string& prefix, const std::string& fidelity,
+                            const std::string& sets = "");
 }  // namespace wafersim::testing

@@ -12,6 +12,7 @@ FlowTransfer* FlowTable::join(uint64_t tag, const topology::FlowEnds& ends, uint
   flow->ends = ends;
   flow->traffic_class = traffic_class;
   flow->deliveries_left = static_cast<int>(ends.outputs.size());
+  flow->inputs_left = static_cast<int>(ends.inputs.size());
   flow->carrier.id = tag;
   flow->carrier.src = flow->carrier.dst = -1;
   flow->carrier.bytes = bytes;
@@ -23,7 +24,20 @@ FlowTransfer* FlowTable::join(uint64_t tag, const topology::FlowEnds& ends, uint
 }
 
 void FlowTable::delivered(FlowTransfer& flow) {
-  if (--flow.deliveries_left == 0) flows_.erase(flow.tag);
+  --flow.deliveries_left;
+  forget_when_done(flow);
+}
+
+void FlowTable::sent(FlowTransfer& flow, Message* m) {
+  --flow.inputs_left;
+  flow.contributions.push_back(m);
+  forget_when_done(flow);
+}
+
+void FlowTable::forget_when_done(FlowTransfer& flow) {
+  if (flow.deliveries_left > 0 || flow.inputs_left > 0) return;
+  for (Message* m : flow.contributions) messages_.release(m);
+  flows_.erase(flow.tag);
 }
 
 }  // namespace wafersim::hw

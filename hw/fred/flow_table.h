@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "hw/proto/traffic_class.h"
 #include "hw/proto/transfer.h"
@@ -24,22 +25,32 @@ struct FlowTransfer {
   // narrowest link of its tree). Inputs and outputs have messages of their own.
   Message carrier;
   int deliveries_left = 0;  // outputs that have not received the sum yet
+  // Inputs whose contribution has not left its NPU yet, and the contributions that have: their
+  // packets point at them until the first switch has reduced them, which may be after they left
+  // (a link may send a packet again: hw/noc/link_retry.h), so they are freed with the flow.
+  int inputs_left = 0;
+  std::vector<Message*> contributions;
 };
 
 class FlowTable {
  public:
-  explicit FlowTable(const topology::Topology& topology) : topology_(topology) {}
+  FlowTable(const topology::Topology& topology, MessagePool& messages)
+      : topology_(topology), messages_(messages) {}
 
   // The flow `tag`, made on its first input's call: `ends`, `bytes` and its class as that input
   // names them. Returns nullptr when the flow already runs with other bytes (the ranks disagree).
   FlowTransfer* join(uint64_t tag, const topology::FlowEnds& ends, uint64_t bytes,
                      TrafficClass traffic_class);
-  // One of the flow's outputs has the sum; the flow is forgotten once every output has.
+  // One of the flow's outputs has the sum; an input's contribution `m` has left its NPU. The flow
+  // is forgotten (its contributions freed) once every output has the sum and every input has sent.
   void delivered(FlowTransfer& flow);
+  void sent(FlowTransfer& flow, Message* m);
   size_t active() const { return flows_.size(); }
 
  private:
+  void forget_when_done(FlowTransfer& flow);
   const topology::Topology& topology_;
+  MessagePool& messages_;
   std::unordered_map<uint64_t, std::unique_ptr<FlowTransfer>> flows_;
 };
 

@@ -1,6 +1,7 @@
 #include "hw/noc/fabric_node.h"
 
 #include <algorithm>
+#include <deque>
 #include <iterator>
 #include <stdexcept>
 
@@ -48,6 +49,18 @@ FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params,
       calendar_(shared.calendar) {
   for (const auto& l : inputs) add_input(l);
   for (const auto& l : outputs) add_output(l);
+  // Each input's way back: the k-th output to its sender for the k-th input from it (links come in
+  // pairs, and parallel links, such as a leaf's uplinks, pair up in order).
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    int k = 0;
+    for (size_t j = 0; j < i; ++j) k += inputs_[j].link.src == inputs_[i].link.src;
+    for (size_t o = 0; o < outputs_.size() && inputs_[i].reverse < 0; ++o)
+      if (outputs_[o].link.dst == inputs_[i].link.src && k-- == 0)
+        inputs_[i].reverse = static_cast<int>(o);
+    if (params_.go_back_n && inputs_[i].reverse < 0)
+      throw std::invalid_argument(std::string(basename()) + ": link " + inputs_[i].link.name +
+                                  " has no link back for its ACKs (fabric.go_back_n)");
+  }
 }
 
 FabricNode::~FabricNode() {
@@ -86,11 +99,9 @@ void FabricNode::add_input(const topology::Link& link) {
   inputs_.push_back(std::move(in));
 }
 
-tlm::tlm_sync_enum FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
-                                    const LinkSlot& slot) {
-  Output& out = outputs_[port];
+// Inlined into send(): every unit on every hop goes through both.
+[[gnu::always_inline]] inline void FabricNode::occupy(Output& out, TransferExt& unit, const LinkSlot& slot, bool first) {
   const sc_time now = this->now();
-  const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
   unit.tail_at = slot.end + out.latency;
   // The link's work: the unit's bytes at the link's own rate (a message streaming slower leaves the
   // rest of the link to others).
@@ -99,7 +110,7 @@ tlm::tlm_sync_enum FabricNode::send(int port, tlm::tlm_generic_payload& trans, T
     out.bookings.forget_until(now);
     out.bookings.book(slot.start, slot.stream.length, slot.stream.bytes_per_cycle);
   } else {
-    out.credits[unit.vc] -= static_cast<int>(unit.credits);
+    if (first) out.credits[unit.vc] -= static_cast<int>(unit.credits);
     // A packet fed slower than this link (its tail still arriving) takes the link for its own
     // serialisation only: the rest of the link's rate goes to other VCs' packets, whose flits
     // interleave with its own. A flit is the link's unit and holds it whole.
@@ -111,12 +122,174 @@ tlm::tlm_sync_enum FabricNode::send(int port, tlm::tlm_generic_payload& trans, T
   out.stats.busy += work;
   if (Probe* p = probe()) {
     p->link_unit(out.link.id, slot.start, slot.start + work, unit);
-    if (!decoupled()) p->credit_change(out.link.id, unit.vc, -static_cast<int>(unit.credits), now);
+    if (!decoupled() && first && unit.credits)
+      p->credit_change(out.link.id, unit.vc, -static_cast<int>(unit.credits), now);
   }
+}
 
+[[gnu::always_inline]] inline tlm::tlm_sync_enum FabricNode::deliver(Output& out, tlm::tlm_generic_payload& trans,
+                                       TransferExt& unit, const LinkSlot& slot) {
+  const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
   tlm::tlm_phase phase = kUnit;
-  sc_time delay = slot.start + serialisation(out, head_bytes) + out.latency - now;
+  sc_time delay = slot.start + serialisation(out, head_bytes) + out.latency - now();
   return out.forward->nb_transport_fw(trans, phase, delay);
+}
+
+tlm::tlm_sync_enum FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                                    const LinkSlot& slot) {
+  Output& out = outputs_[port];
+  occupy(out, unit, slot, true);
+  if (params_.go_back_n) {
+    unit.link_seq = static_cast<uint32_t>(out.retry.next_seq++);
+    unit.attempt = 0;
+    if (!survives(port, trans, unit, slot)) return tlm::TLM_ACCEPTED;  // the link layer keeps it
+  }
+  return deliver(out, trans, unit, slot);
+}
+
+bool FabricNode::survives(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                          const LinkSlot& slot) {
+  Output& out = outputs_[port];
+  RetrySender& retry = out.retry;
+  if (!retry.held.empty()) {  // after a lost packet: the receiver discards it, it goes again
+    retry.held.push_back(&trans);
+    return false;
+  }
+  const LinkFault fault =
+      draw_link_fault(params_.fault_seed, out.link.id, unit.link_seq, unit.attempt,
+                      params_.drop_probability, params_.corrupt_probability);
+  if (fault == LinkFault::None) return true;
+  out.stats.faults++;
+  retry.held.push_back(&trans);
+  if (fault == LinkFault::Drop) {  // the sender finds out when the timeout passes
+    retry.resend_on_nack = false;
+    retry.resend_at = slot.start + cycle_ * static_cast<double>(params_.retransmit_timeout_cycles);
+    schedule({retry.resend_at, port, LinkTask::Kind::Resend, 0});
+  } else {  // it arrives, fails its check, and the receiver NACKs it
+    retry.resend_on_nack = true;
+    LinkPayload* copy = pool_.acquire();
+    copy->unit = unit;
+    copy->unit.control = TransferExt::Control::Corrupted;
+    if (deliver(out, *copy, copy->unit, slot) == tlm::TLM_COMPLETED) copy->release();
+  }
+  return false;
+}
+
+void FabricNode::resend(int port) {
+  Output& out = outputs_[port];
+  std::deque<tlm::tlm_generic_payload*> again;
+  again.swap(out.retry.held);
+  for (tlm::tlm_generic_payload* trans : again) {
+    TransferExt& unit = *transfer(*trans);
+    unit.attempt++;
+    out.stats.resent++;
+    LinkSlot slot;
+    slot.stream = {out.bytes_per_cycle, serialisation(out, unit.wire_bytes)};
+    slot.start = std::max(now(), out.link_free);
+    slot.end = slot.start + slot.stream.length;
+    occupy(out, unit, slot, false);
+    if (survives(port, *trans, unit, slot)) deliver(out, *trans, unit, slot);
+  }
+}
+
+void FabricNode::acknowledge(int in_port, const sc_time& at) {
+  RetryReceiver& retry = inputs_[in_port].retry;
+  retry.in_order++;
+  retry.last_in = at;
+  if (retry.in_order - retry.acked >= params_.ack_every_packets) {
+    retry.acked = retry.in_order;
+    schedule({at, inputs_[in_port].reverse, LinkTask::Kind::Ack, retry.acked});
+  } else if (!retry.flush_due) {  // acknowledges the rest once the link has been quiet a while
+    retry.flush_due = true;
+    schedule({at + cycle_ * (params_.retransmit_timeout_cycles / 2.0), in_port,
+              LinkTask::Kind::AckIfQuiet, 0});
+  }
+}
+
+void FabricNode::on_control(int in_port, const TransferExt& unit, const sc_time& at) {
+  switch (unit.control) {
+    case TransferExt::Control::Ack: {  // for what this block sent the other way
+      RetrySender& retry = outputs_[inputs_[in_port].reverse].retry;
+      retry.acked = unit.link_seq;  // ACKs come in order (the 32 bits wrap on a long run)
+      break;
+    }
+    case TransferExt::Control::Nack: {  // the lost packet and those after it go again
+      const int port = inputs_[in_port].reverse;
+      RetrySender& retry = outputs_[port].retry;
+      if (!retry.held.empty() && retry.resend_on_nack) {
+        retry.resend_on_nack = false;
+        retry.resend_at = at;
+        schedule({at, port, LinkTask::Kind::Resend, 0});
+      }
+      break;
+    }
+    case TransferExt::Control::Corrupted:  // fails its check: discarded, and NACKed
+      schedule({at, inputs_[in_port].reverse, LinkTask::Kind::Nack, unit.link_seq});
+      break;
+    case TransferExt::Control::Data:
+      break;
+  }
+}
+
+void FabricNode::schedule(const LinkTask& task) {
+  link_tasks_.insert(task);
+  calendar_.wake(link_clock_, task.at);
+}
+
+void FabricNode::link_layer_round() {
+  count_event();
+  const sc_time now = this->now();
+  while (!link_tasks_.empty() && link_tasks_.front().at <= now) {
+    const LinkTask task = link_tasks_.front();
+    link_tasks_.pop_front();
+    switch (task.kind) {
+      case LinkTask::Kind::Resend: {  // a timeout or NACK: send again (unless done since)
+        RetrySender& retry = outputs_[task.port].retry;
+        if (!retry.held.empty() && !retry.resend_on_nack && retry.resend_at <= now)
+          resend(task.port);
+        break;
+      }
+      case LinkTask::Kind::AckIfQuiet: {  // input task.port quiet long enough: ACK the rest
+        RetryReceiver& retry = inputs_[task.port].retry;
+        const sc_time quiet = cycle_ * (params_.retransmit_timeout_cycles / 2.0);
+        if (retry.last_in + quiet > now) {
+          schedule({retry.last_in + quiet, task.port, task.kind, 0});
+          break;
+        }
+        retry.flush_due = false;
+        if (retry.in_order > retry.acked) {
+          retry.acked = retry.in_order;
+          schedule({now, inputs_[task.port].reverse, LinkTask::Kind::Ack, retry.acked});
+        }
+        break;
+      }
+      case LinkTask::Kind::Ack:
+      case LinkTask::Kind::Nack: {  // one flit on the control VC of the link back
+        Output& out = outputs_[task.port];
+        LinkPayload* control = pool_.acquire();
+        TransferExt& unit = control->unit;
+        unit = TransferExt{};
+        unit.control = task.kind == LinkTask::Kind::Ack ? TransferExt::Control::Ack
+                                                        : TransferExt::Control::Nack;
+        unit.link_seq = static_cast<uint32_t>(task.seq);
+        unit.bytes = 0;
+        unit.wire_bytes = params_.flit_bytes;
+        unit.flits = 1;
+        unit.credits = 0;
+        unit.vc = params_.vcs - 1;
+        unit.dst = -1;
+        LinkSlot slot;
+        slot.stream = {out.bytes_per_cycle, out.flit_time};
+        slot.start = std::max(now, out.link_free);
+        slot.end = slot.start + out.flit_time;
+        occupy(out, unit, slot, false);
+        out.stats.controls++;
+        if (deliver(out, *control, unit, slot) == tlm::TLM_COMPLETED) control->release();
+        break;
+      }
+    }
+  }
+  if (!link_tasks_.empty()) calendar_.wake(link_clock_, link_tasks_.front().at);
 }
 
 FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
@@ -145,6 +318,13 @@ tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans
     return tlm::TLM_COMPLETED;
   }
   count_event();
+  if (params_.go_back_n) {
+    if (unit->control != TransferExt::Control::Data) {  // the link layer's, not the block's
+      on_control(port, *unit, arrival);
+      return tlm::TLM_COMPLETED;
+    }
+    acknowledge(port, arrival);
+  }
   on_arrival(port, trans, *unit, arrival);
   return tlm::TLM_ACCEPTED;
 }

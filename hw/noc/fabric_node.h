@@ -25,6 +25,7 @@
 #include "hw/fred/flow_table.h"
 #include "hw/noc/fabric_params.h"
 #include "hw/noc/link_calendar.h"
+#include "hw/noc/link_retry.h"
 #include "hw/proto/link_protocol.h"
 #include "hw/proto/timed_queue.h"
 #include "hw/proto/transfer.h"
@@ -41,6 +42,11 @@ struct LinkStats {
   // Time units spent ready to cross the link but held back (no credit downstream, lost switch
   // arbitration, link still busy), summed over units.
   sc_core::sc_time stall;
+  // Go-Back-N (fabric.go_back_n): packets the link lost (dropped or corrupted), packets sent
+  // again, and ACKs and NACKs it carried back for the link the other way.
+  uint64_t faults = 0;
+  uint64_t resent = 0;
+  uint64_t controls = 0;
 };
 
 // What the blocks of one fabric share: the payload and message pools, the calendar that wakes
@@ -129,6 +135,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     };
     TimedQueue<Returning> returning;
     bool credit_wait = false;
+    RetrySender retry;  // Go-Back-N (fabric.go_back_n)
     topology::Link link;
     std::unique_ptr<InitiatorSocket> socket;
     std::unique_ptr<Port> port;
@@ -140,6 +147,8 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     // through the socket on every credit (credits cross it once per unit per hop).
     tlm::tlm_bw_transport_if<LinkProtocol>* backward = nullptr;
     topology::Link link;
+    RetryReceiver retry;  // Go-Back-N
+    int reverse = -1;     // the output whose link goes back to this input's sender (its ACKs)
   };
 
   // Message fidelity: the rate a message streams at over an output link (its path's narrowest
@@ -263,6 +272,42 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   void end_of_elaboration() override;
   void add_output(const topology::Link& link);
   void add_input(const topology::Link& link);
+  // Puts `unit` on output `out`'s link in `slot`: the link's time and counters, and its credits
+  // downstream when it is sent for the first time (not again by Go-Back-N).
+  void occupy(Output& out, TransferExt& unit, const LinkSlot& slot, bool first);
+  // The BEGIN_REQ of `trans` to the next block, its head arriving after `slot` starts.
+  tlm::tlm_sync_enum deliver(Output& out, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                             const LinkSlot& slot);
+
+  // Go-Back-N (hw/noc/link_retry.h). Whether the link of output `port` delivers `trans`, whose
+  // draw is made now: if not, the link layer keeps it to send again.
+  bool survives(int port, tlm::tlm_generic_payload& trans, TransferExt& unit, const LinkSlot& slot);
+  // Sends again, in order, what output `port` keeps (its lost packet and those after it).
+  void resend(int port);
+  // An ACK, NACK or corrupted packet reaching input `in_port` at `at`.
+  void on_control(int in_port, const TransferExt& unit, const sc_core::sc_time& at);
+  // A packet taken in order on input `in_port` at `at`: acknowledged every ack_every_packets.
+  void acknowledge(int in_port, const sc_core::sc_time& at);
+  // What the link layer does at `at` (>= now): send an ACK or a NACK (of `seq`) on output `port`,
+  // send again what output `port` keeps, or acknowledge what input `port` has taken if it has
+  // been quiet since.
+  struct LinkTask {
+    enum class Kind : uint8_t { Ack, Nack, Resend, AckIfQuiet };
+    sc_core::sc_time at;
+    int port;
+    Kind kind;
+    uint64_t seq;
+  };
+  void schedule(const LinkTask& task);
+  void link_layer_round();
+  // The link layer wakes on its own, apart from the block's rounds.
+  struct LinkClock : WakeCalendar::Sleeper {
+    explicit LinkClock(FabricNode& node) : node(node) {}
+    void on_wake() override { node.link_layer_round(); }
+    FabricNode& node;
+  };
+  LinkClock link_clock_{*this};
+  TimedQueue<LinkTask> link_tasks_;
   tlm::tlm_sync_enum forward(int port, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                              sc_core::sc_time& delay);
   tlm::tlm_sync_enum backward(int port, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,

@@ -40,6 +40,17 @@ struct FabricParams {
   // Cycles a Fred switch takes to load the configuration of another communication phase (another
   // collective) before that phase's first flow through it leaves.
   uint32_t fred_reconfiguration_cycles = 0;
+  // Link-level retransmission, packet fidelity (hw/noc/link_retry.h): Go-Back-N, with one
+  // cumulative ACK per `ack_every_packets` packets on the reverse link's control VC (the last);
+  // a link drops or corrupts each packet it carries with these probabilities (drawn from
+  // `fault_seed`, the link and the packet: the same in every run). A corrupted packet is NACKed on
+  // arrival; a dropped one is sent again `retransmit_timeout_cycles` after it left.
+  bool go_back_n = false;
+  uint32_t ack_every_packets = 16;
+  uint32_t retransmit_timeout_cycles = 1000;
+  double drop_probability = 0;
+  double corrupt_probability = 0;
+  uint64_t fault_seed = 1;
 };
 
 }  // namespace wafersim::hw

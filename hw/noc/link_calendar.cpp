@@ -41,7 +41,7 @@ sc_time LinkCalendar::first_fit(const sc_time& from, const sc_time& length, doub
 }
 
 double LinkCalendar::spare_rate(const sc_time& from, double amount, const sc_time& unit,
-                               double rate) const {
+                                double rate) const {
   if (from >= end_) return rate;
   const long n = static_cast<long>(steps_.size());
   const long first = step_at(from);

@@ -219,7 +219,9 @@ void NetworkInterface::inject_round(int port) {
       next_eligible = std::min(next_eligible, o.eligible);
       continue;
     }
-    if (o.message->flow && priority(o.message->flow->traffic_class) > served_class) continue;
+    if (g.flows_queued && o.message->flow &&
+        priority(o.message->flow->traffic_class) > served_class)
+      continue;
     TransferExt unit;
     bool last = next_unit(o, unit);
     unit.credits = std::min(unit.flits, params_.buffer_flits);

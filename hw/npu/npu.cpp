@@ -29,7 +29,7 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
   nic_->on_delivered = [this](Message* m) { delivered(m); };
   nic_->on_sent = [this](Message* m) {
     if (m->cookie) complete(*reinterpret_cast<tlm::tlm_generic_payload*>(m->cookie));
-    if (m->flow) messages_.release(m);  // a contribution is consumed by the first switch
+    if (m->flow) flows_.sent(*m->flow, m);  // freed with its flow
   };
   cmd.register_nb_transport_fw(this, &Npu::command);
   cmd.register_b_transport(this, &Npu::refuse_blocking);

@@ -10,7 +10,7 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
     : sc_module(name),
       topology_(topology),
       fabric_(fabric),
-      flows_(topology),
+      flows_(topology, messages_),
       callbacks_("callbacks"),
       calendar_("calendar", sc_core::sc_time(1.0 / fabric.clock_ghz, sc_core::SC_NS)) {
   const FabricShared shared{pool_, messages_, calendar_, topology_, flows_};

@@ -44,8 +44,15 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
   int dst = 0;       // the message's destination rank, carried so that routers need not look
   bool head = true;
   bool tail = true;
+  // Link-level retransmission (hw/noc/link_retry.h): what the link layer makes of the unit, how
+  // often it has been sent on the link it crosses before (modulo 256), and its sequence number
+  // there (modulo 2^32; an ACK's: the packets it acknowledges). In the fields' padding: the unit
+  // is copied on every hop.
+  enum class Control : uint8_t { Data, Ack, Nack, Corrupted } control = Control::Data;
+  uint8_t attempt = 0;
   sc_core::sc_time tail_at;  // when the unit's last byte reaches the receiving side
   int port = -1;             // receiving (or, for credits, sending) port index; set per hop
+  uint32_t link_seq = 0;
 
   tlm::tlm_extension_base* clone() const override { return new TransferExt(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {

@@ -247,6 +247,14 @@ const std::map<std::string, Setter>& setters() {
        number(FIELD(fabric.fred_reconfiguration_cycles), 0, true, kMaxDelayCycles)},
       {"fabric.fred_stage_cycles",
        number(FIELD(fabric.fred_stage_cycles), 0, true, kMaxDelayCycles)},
+      {"fabric.link_retry",
+       choice(FIELD(fabric.go_back_n), {{"none", false}, {"go_back_n", true}})},
+      {"fabric.ack_every_packets", number(FIELD(fabric.ack_every_packets), 1, true, 65536)},
+      {"fabric.retransmit_timeout_cycles",
+       number(FIELD(fabric.retransmit_timeout_cycles), 1, true, kMaxDelayCycles)},
+      {"fabric.link_drop_probability", number(FIELD(fabric.drop_probability), 0, true, 0.5)},
+      {"fabric.link_corrupt_probability", number(FIELD(fabric.corrupt_probability), 0, true, 0.5)},
+      {"fabric.fault_seed", number(FIELD(fabric.fault_seed), 0, true, 9007199254740991.0)},
       {"npu.clock_ghz", number(FIELD(npu.clock_ghz), 1e-3, true, 1000)},
       {"npu.peak_tflops", number(FIELD(npu.peak_tflops), 1e-6, true, 1e9)},
       {"npu.hbm_bandwidth_gbps",
@@ -564,6 +572,29 @@ void check_flows(const PlatformSpec& spec) {
   }
 }
 
+// Go-Back-N and fault injection act on packets: packet fidelity only; a link that loses more
+// than half of what it carries would leave a run mostly resending.
+void check_link_retry(const PlatformSpec& spec) {
+  const auto& f = spec.fabric;
+  const std::string& file = spec.source;
+  const bool faults = f.drop_probability > 0 || f.corrupt_probability > 0;
+  if (faults && !f.go_back_n)
+    throw InputError(
+        file,
+        f.drop_probability > 0 ? "fabric.link_drop_probability" : "fabric.link_corrupt_probability",
+        "a link that loses packets needs fabric.link_retry: go_back_n to send them "
+        "again");
+  if (f.go_back_n && f.fidelity != hw::Fidelity::Packet)
+    throw InputError(file, "fabric.link_retry",
+                     fmt::format("go_back_n numbers and resends packets: it runs at "
+                                 "fabric.fidelity: packet, not {}",
+                                 hw::to_string(f.fidelity)));
+  if (f.drop_probability + f.corrupt_probability > 0.5)
+    throw InputError(file, "fabric.link_drop_probability + fabric.link_corrupt_probability",
+                     fmt::format("{:g} + {:g} is above 0.5: most packets would be lost",
+                                 f.drop_probability, f.corrupt_probability));
+}
+
 }  // namespace
 
 void check_platform(const PlatformSpec& spec) {
@@ -596,6 +627,7 @@ void check_platform(const PlatformSpec& spec) {
                                  f.packet_bytes, f.flit_bytes));
   const uint64_t packet_flits =
       (static_cast<uint64_t>(f.packet_bytes) + f.header_bytes + f.flit_bytes - 1) / f.flit_bytes;
+  check_link_retry(spec);
   if (f.fidelity == hw::Fidelity::Packet && packet_flits > f.buffer_flits)
     throw InputError(file, "fabric.buffer_flits",
                      fmt::format("packet fidelity moves whole packets (virtual cut-through): a "

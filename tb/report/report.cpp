@@ -139,7 +139,10 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"bytes", l.stats.bytes},
                      {"busy_ns", busy},
                      {"stall_ns", ns(l.stats.stall)},
-                     {"busy_fraction", covered > 0 ? busy / covered : 0.0}});
+                     {"busy_fraction", covered > 0 ? busy / covered : 0.0},
+                     {"faults", l.stats.faults},
+                     {"resent", l.stats.resent},
+                     {"controls", l.stats.controls}});
   }
   auto& colls = r["collectives"] = nlohmann::json::array();
   for (const auto& c : replay.collectives()) {
@@ -214,6 +217,15 @@ std::string summary(const nlohmann::json& r) {
       hot = l["src"].get<std::string>() + "->" + l["dst"].get<std::string>();
     }
   if (!hot.empty()) s += fmt::format("  busiest link    {} ({:.1f}% busy)\n", hot, 100 * hottest);
+  uint64_t faults = 0, resent = 0, controls = 0;
+  for (const auto& l : r["links"]) {
+    faults += l["faults"].get<uint64_t>();
+    resent += l["resent"].get<uint64_t>();
+    controls += l["controls"].get<uint64_t>();
+  }
+  if (controls > 0)
+    s += fmt::format("  link retry      {} packets lost, {} sent again; {} ACKs and NACKs\n",
+                     faults, resent, controls);
   s += fmt::format("  collectives     {}\n", r["collectives"].size());
   const auto& data = r["data_check"];
   if (data["status"] != "off")

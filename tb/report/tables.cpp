@@ -57,7 +57,8 @@ void write_tables(const nlohmann::json& r, const std::string& dir) {
              "reduce_busy_ns", "messages_sent", "bytes_sent", "nodes", "nodes_done"});
   write_csv(dir + "/links.csv", links,
             {"id", "src", "dst", "attach", "bandwidth_gbps", "latency_cycles", "units", "bytes",
-             "busy_ns", "busy_cycles", "busy_fraction", "stall_ns", "stall_cycles"});
+             "busy_ns", "busy_cycles", "busy_fraction", "stall_ns", "stall_cycles", "faults",
+             "resent", "controls"});
   write_csv(
       dir + "/collectives.csv", r["collectives"],
       {"name", "kind", "algorithm", "group", "ranks", "bytes", "start_ns", "end_ns", "duration_ns",

@@ -28,21 +28,24 @@ PlatformSpec load_platform_spec(const RunOptions& o) {
   if (!o.platform.empty() && !o.astra_network.empty())
     throw InputError("command line", "--platform",
                      "give either --platform or --astra-network/--astra-system");
-  if (!o.platform.empty()) {
-    spec = load_platform(o.platform, o.overrides);
-  } else if (!o.astra_network.empty() && !o.astra_system.empty()) {
-    spec = load_astra_platform(o.astra_network, o.astra_system, o.overrides);
-  } else {
-    throw InputError("command line", "--platform",
-                     "give --platform FILE, or both --astra-network and --astra-system");
-  }
+  // --fidelity is the last override, so that the platform is checked with it (in-network flows,
+  // Go-Back-N and fault injection ask for a fidelity).
+  std::vector<std::string> overrides = o.overrides;
   if (!o.fidelity.empty()) {
     try {
-      spec.fabric.fidelity = hw::fidelity_from_string(o.fidelity);
+      hw::fidelity_from_string(o.fidelity);
     } catch (const std::exception& e) {
       throw InputError("command line", "--fidelity", e.what());
     }
-    check_platform(spec);  // what the platform asks of its fabric (in-network flows: message)
+    overrides.push_back("fabric.fidelity=" + o.fidelity);
+  }
+  if (!o.platform.empty()) {
+    spec = load_platform(o.platform, overrides);
+  } else if (!o.astra_network.empty() && !o.astra_system.empty()) {
+    spec = load_astra_platform(o.astra_network, o.astra_system, overrides);
+  } else {
+    throw InputError("command line", "--platform",
+                     "give --platform FILE, or both --astra-network and --astra-system");
   }
   return spec;
 }
