@@ -149,37 +149,62 @@ TEST(FredFabric, EachPhaseWaitsForItsConfiguration) {
 
 namespace {
 
-// Two all-reduces over the same 8 NPUs (Fred-D's first two leaves) issued at once, the first
-// by a communicator of class `first`, the second of class `second` (the comm-group file names
-// them); returns each one's end, ns.
-std::pair<double, double> two_classes(const std::string& name, const char* first,
-                                      const char* second) {
+// Collectives issued at once, each over its own communicator (group i + 1, with a traffic class),
+// written as a workload of `ranks` ranks (every rank in at least one); returns its prefix.
+struct Collective {
+  chakra::CollectiveKind kind;
+  uint64_t bytes;
+  std::vector<int> ranks;
+  const char* traffic_class;
+};
+std::string write_collectives(const std::string& name, int ranks,
+                              const std::vector<Collective>& collectives) {
   const std::string dir = temp_dir(name);
-  const uint64_t bytes = 4 << 20;
-  for (int r = 0; r < 8; ++r) {
-    chakra::Trace t;
-    t.version = "0.0.4";
-    for (int g = 0; g < 2; ++g) {
+  nlohmann::json groups;
+  std::vector<chakra::Trace> traces(static_cast<size_t>(ranks));
+  for (size_t g = 0; g < collectives.size(); ++g) {
+    const Collective& c = collectives[g];
+    const std::string group = std::to_string(g + 1);
+    groups[group] = {{"ranks", c.ranks}, {"class", c.traffic_class}};
+    for (int r : c.ranks) {
       chakra::TraceNode n;
-      n.id = static_cast<uint64_t>(g);
-      n.name = "all_reduce_" + std::to_string(g + 1);
+      n.id = traces[static_cast<size_t>(r)].nodes.size();
+      n.name = std::string(chakra::to_string(c.kind)) + "_" + group;
       n.kind = chakra::NodeKind::Collective;
-      n.comm_type = static_cast<int64_t>(chakra::CollectiveKind::AllReduce);
-      n.comm_size = bytes;
-      n.pg_name = std::to_string(g + 1);
-      t.nodes.push_back(n);
+      n.comm_type = static_cast<int64_t>(c.kind);
+      n.comm_size = c.bytes;
+      n.pg_name = group;
+      traces[static_cast<size_t>(r)].nodes.push_back(n);
     }
-    chakra::write_trace(dir + "/w." + std::to_string(r) + ".et", t);
   }
-  std::ofstream(dir + "/workload.json")
-      << R"({"1": {"ranks": [0, 1, 2, 3, 4, 5, 6, 7], "class": ")" << first
-      << R"("}, "2": {"ranks": [0, 1, 2, 3, 4, 5, 6, 7], "class": ")" << second << R"("}})";
-  const auto report = run("configs/fred_d.yaml", dir + "/w",
-                          "network.npus=8 collectives.dataset_splits=1 fabric.fidelity=packet "
-                          "fabric.buffer_flits=480");
+  for (int r = 0; r < ranks; ++r) {
+    traces[static_cast<size_t>(r)].version = "0.0.4";
+    chakra::write_trace(dir + "/w." + std::to_string(r) + ".et", traces[static_cast<size_t>(r)]);
+  }
+  std::ofstream(dir + "/workload.json") << groups.dump();
+  return dir + "/w";
+}
+
+// Each collective's end, ns, by group.
+std::map<std::string, double> ends(const nlohmann::json& report) {
   std::map<std::string, double> end;
   for (const auto& c : report["collectives"]) end[c["group"]] = c["end_ns"].get<double>();
-  return {end["1"], end["2"]};
+  return end;
+}
+
+// Two all-reduces of 4 MiB over the same 8 NPUs (Fred-D's first two leaves) issued at once, the
+// first by a communicator of class `first`, the second of class `second`; returns each one's end.
+std::pair<double, double> two_classes(const std::string& name, const char* first,
+                                      const char* second) {
+  const std::vector<int> eight{0, 1, 2, 3, 4, 5, 6, 7};
+  const auto prefix =
+      write_collectives(name, 8,
+                        {{chakra::CollectiveKind::AllReduce, 4 << 20, eight, first},
+                         {chakra::CollectiveKind::AllReduce, 4 << 20, eight, second}});
+  const auto end = ends(run("configs/fred_d.yaml", prefix,
+                            "network.npus=8 collectives.dataset_splits=1 fabric.fidelity=packet "
+                            "fabric.buffer_flits=480"));
+  return {end.at("1"), end.at("2")};
 }
 
 }  // namespace
@@ -289,6 +314,33 @@ TEST(FredFabric, FlowsTheMiddlesCannotCarryTogetherWaitOrAreReported) {
       " --set fabric.fred_middles=2 fabric.fred_conflicts=error --out " + temp_dir("clash_out"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot all be routed on Fred_2(12)"), std::string::npos) << r.err;
+}
+
+// The clash above with the first two broadcasts 4 times longer (4 MiB, the third 1 MiB): on
+// Fred_2(12) the third waits for them to pass (4 MiB / 3 TB/s), then streams. With
+// fabric.fred_conflicts: unicast it goes at once as one flow per output, to NPU 5 and then to
+// NPU 7, each a unicast the two middles carry beside the others: 2 x 1 MiB / 3 TB/s, and every NPU
+// still gets the root's data.
+TEST(FredFabric, AFlowSplitIntoUnicastsGoesAtOnce) {
+  const uint64_t long_bytes = 4 << 20, short_bytes = 1 << 20;
+  const std::vector<int> rest{3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+  const auto prefix =
+      write_collectives("split", 20,
+                        {{chakra::CollectiveKind::Broadcast, long_bytes, {0, 4}, "mp"},
+                         {chakra::CollectiveKind::Broadcast, long_bytes, {1, 6}, "mp"},
+                         {chakra::CollectiveKind::Broadcast, short_bytes, {2, 5, 7}, "mp"},
+                         {chakra::CollectiveKind::Broadcast, 4096, rest, "mp"}});
+  const auto time = [&](const char* conflicts) {
+    return ends(run("configs/fred_d.yaml", prefix,
+                    std::string("collectives.dataset_splits=1 fabric.fred_middles=2 "
+                                "fabric.fred_conflicts=") +
+                        conflicts + " --data"))
+        .at("3");
+  };
+  const double waits = time("wait"), split = time("unicast");
+  EXPECT_GE(waits, (long_bytes + short_bytes) / 3000.0);
+  EXPECT_GE(split, 2 * short_bytes / 3000.0);
+  EXPECT_LT(split, 2 * short_bytes * kHeader / 3000.0 + 120);
 }
 
 // Data mode: every in-switch collective leaves every rank with the reference result, on the

@@ -352,13 +352,13 @@ TEST(FredRouteSchedule, SlowerFlowsShareAPortAndTheLastTakesWhatIsLeft) {
   EXPECT_EQ(s.book(b, 0, 100, false), 0u);  // 7 of 10
   // 3 left: at 3 instead of 4 it streams 100 x 4 / 3 from 0, ending at 134, sooner than from 100
   // (a and b gone) at its whole rate, ending at 200.
-  const auto slow = s.admit(c, 0, 100, false);
+  const auto slow = s.admit(c, 0, 100, OnConflict::Wait);
   EXPECT_EQ(slow.start, 0u);
   EXPECT_EQ(slow.length, 134u);
   EXPECT_DOUBLE_EQ(slow.rate, 3);
   // At 0 a, b and c take all 10, and a slower stream is tried only from the time asked: d waits
   // for its whole rate, until c (3 of 10 until 134) has passed.
-  const auto waits = s.admit(d, 0, 10, false);
+  const auto waits = s.admit(d, 0, 10, OnConflict::Wait);
   EXPECT_EQ(waits.start, 134u);
   EXPECT_DOUBLE_EQ(waits.rate, 10);
 }
@@ -395,6 +395,36 @@ TEST(FredRouteSchedule, AFlowTheMiddlesCannotCarryWaitsOrIsReported) {
   s.book(a, 0, 100, true);
   s.book(b, 0, 50, true);
   EXPECT_EQ(s.book(c, 10, 100, true), 10u);
+}
+
+// The same clash with a and b running long: c waits until a passes at 300 and ends at 400. Split
+// into one flow per output (OnConflict::Split, fabric.fred_conflicts: unicast), c goes to output 1
+// at once and to output 3 when that has passed its input port, each a unicast the two middles
+// carry beside a and b, ending at 210. A flow that can start at once is not split, nor one whose
+// pieces would end later than the whole (a passing at 100: the whole ends at 200).
+TEST(FredRouteSchedule, AFlowSplitIntoUnicastsGoesAtOnceWhenThatEndsSooner) {
+  const Flow a{"a", {0}, {0}}, b{"b", {1}, {2}}, c{"c", {2}, {1, 3}};
+  const Interconnect net(8, 2);
+  auto schedule = [&](OnConflict on_conflict, uint64_t a_length) {
+    RouteSchedule s(net);
+    s.book(a, 0, a_length, false);
+    s.book(b, 0, 1000, false);
+    return s.admit(c, 10, 100, on_conflict);
+  };
+  const auto waits = schedule(OnConflict::Wait, 300);
+  EXPECT_EQ(waits.start, 300u);
+  EXPECT_TRUE(waits.outputs.empty());
+  const auto split = schedule(OnConflict::Split, 300);
+  ASSERT_EQ(split.outputs.size(), 2u);
+  EXPECT_EQ(split.outputs[0].start, 10u);
+  EXPECT_EQ(split.outputs[1].start, 110u);
+  EXPECT_EQ(split.start, 10u);
+  EXPECT_EQ(split.length, 200u);
+  const auto whole = schedule(OnConflict::Split, 100);
+  EXPECT_TRUE(whole.outputs.empty());
+  EXPECT_EQ(whole.start, 100u);
+  RouteSchedule alone(net);
+  EXPECT_TRUE(alone.admit(c, 10, 100, OnConflict::Split).outputs.empty());
 }
 
 // A flow keeps its route while it streams: one booked to start later that its route would clash

@@ -123,23 +123,26 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   const sc_time stream = cycle_ * (static_cast<double>(flow.bytes) / flow.carrier.bytes_per_cycle);
   const Departure departure = route(flow, hop.stage, std::move(sum.in_ports), hop.ports, ready,
                                     std::max(ready + stream, sum.tail));
-  const sc_time depart = departure.start;
   TransferExt out = unit;
-  out.tail_at = std::max(sum.tail + (depart - ready), departure.end);
-  waiting_.erase(key);
-  sc_time last_end = depart;
-  for (int port : hop.ports) {
+  sc_time last_end = departure.whole.start;
+  for (size_t k = 0; k < hop.ports.size(); ++k) {
+    const int port = hop.ports[k];
+    // Split into one flow per output (fred_conflicts: unicast), each output has its own span.
+    const Departure::Span& span =
+        departure.outputs.empty() ? departure.whole : departure.outputs[k];
+    out.tail_at = std::max(sum.tail + (span.start - ready), span.end);
     // Each endpoint gets the sum as a message of its own; switches get the flow's carrier.
     out.message = topology::is_endpoint(topology_.nodes()[outputs_[port].link.dst].kind)
                       ? delivery(flow, port)
                       : &flow.carrier;
     out.dst = out.message->dst;
-    const LinkSlot slot = transmit(port, out, depart);
+    const LinkSlot slot = transmit(port, out, span.start);
     if (out.message != &flow.carrier) out.message->injected = slot.start;
-    if (slot.start > depart) outputs_[port].stats.stall += slot.start - depart;
+    if (slot.start > span.start) outputs_[port].stats.stall += slot.start - span.start;
     last_end = std::max(last_end, slot.end);
   }
-  show_functions(hop, depart, last_end);
+  waiting_.erase(key);
+  show_functions(hop, departure.whole.start, last_end);
 }
 
 void FredSwitch::show_functions(const topology::FlowHop& hop, const sc_time& start,
@@ -155,15 +158,23 @@ void FredSwitch::show_functions(const topology::FlowHop& hop, const sc_time& sta
 void FredSwitch::gather(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                         const sc_time& arrival) {
   FlowTransfer& flow = *unit.message->flow;
-  const topology::FlowHop hop = topology_.flow_hop(node_, in_port, flow.ends);
-  FlowStream& stream = streams_[{priority(flow.traffic_class), flow.tag, hop.stage}];
-  if (!stream.flow) {
-    stream.flow = &flow;
-    stream.hop = hop;
-    stream.deliveries.assign(hop.ports.size(), nullptr);
-    const uint64_t packet = params_.packet_bytes;
-    stream.count = std::max<uint64_t>(1, (flow.bytes + packet - 1) / packet);
+  auto known = stream_of_.find({flow.tag, in_port});
+  if (known == stream_of_.end()) {
+    topology::FlowHop hop = topology_.flow_hop(node_, in_port, flow.ends);
+    const StreamKey key{priority(flow.traffic_class), flow.tag, hop.stage};
+    known = stream_of_.emplace(std::make_pair(flow.tag, in_port), key).first;
+    FlowStream& stream = streams_[key];
+    if (!stream.flow) {
+      stream.flow = &flow;
+      stream.deliveries.assign(hop.ports.size(), nullptr);
+      stream.hop = std::move(hop);
+      const uint64_t packet = params_.packet_bytes;
+      stream.count = std::max<uint64_t>(1, (flow.bytes + packet - 1) / packet);
+    }
+    stream.in_ports.push_back(in_port);
   }
+  FlowStream& stream = streams_[known->second];
+  const topology::FlowHop& hop = stream.hop;
   PacketSum& sum = stream.packets[unit.packet];
   sum.parts.push_back({in_port, unit.vc, &trans});
   sum.head = std::max(sum.head, arrival);
@@ -207,8 +218,15 @@ void FredSwitch::send_sums() {
         next = std::min(next, loaded_at_);
         break;
       }
-  for (auto it = streams_.begin(); it != streams_.end();)
-    it = it->second.next == it->second.count ? streams_.erase(it) : std::next(it);
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    const FlowStream& stream = it->second;
+    if (stream.next < stream.count) {
+      ++it;
+      continue;
+    }
+    for (int in_port : stream.in_ports) stream_of_.erase({stream.flow->tag, in_port});
+    it = streams_.erase(it);
+  }
   if (next != never_) wake_at(std::max(next, now + cycle_));
 }
 
@@ -293,13 +311,23 @@ FredSwitch::Departure FredSwitch::route(const FlowTransfer& flow, int stage, std
   f.outputs = std::move(out);
   f.rate = flow.carrier.bytes_per_cycle;
   try {
-    const auto admitted = routes_.admit(std::move(f), ready.value(), (end - ready).value(),
-                                        params_.fred_conflicts_stop);
-    return {sc_time::from_value(admitted.start),
-            sc_time::from_value(admitted.start + admitted.length)};
+    using Conflicts = FabricParams::FredConflicts;
+    const fred::OnConflict on_conflict =
+        params_.fred_conflicts == Conflicts::Error     ? fred::OnConflict::Stop
+        : params_.fred_conflicts == Conflicts::Unicast ? fred::OnConflict::Split
+                                                       : fred::OnConflict::Wait;
+    const auto admitted =
+        routes_.admit(std::move(f), ready.value(), (end - ready).value(), on_conflict);
+    const auto span = [](const fred::RouteSchedule::Admission& a) {
+      return Departure::Span{sc_time::from_value(a.start), sc_time::from_value(a.start + a.length)};
+    };
+    Departure departure{span(admitted), {}};
+    for (const auto& piece : admitted.outputs) departure.outputs.push_back(span(piece));
+    return departure;
   } catch (const fred::RoutingConflict& e) {
     throw FlowConflict(std::string(name()) + ": " + e.what() +
-                       " (fabric.fred_conflicts: error; `wait` runs them one after the other)");
+                       " (fabric.fred_conflicts: error; `wait` runs them one after the other, "
+                       "`unicast` splits a flow into one per output)");
   }
 }
 

@@ -10,9 +10,9 @@
 // sum is routed through Fred_m(P) when it is ready to leave and holds that route while it streams
 // (models/fred/route_schedule.h): it waits while a port it needs serves another flow, or while
 // the middles cannot carry it beside the flows that run (fabric.fred_conflicts: wait), or stops
-// the run naming the flows that clash (error). A flow of another communication phase (another
-// collective) than the last one through the switch first waits fabric.fred_reconfiguration_cycles
-// for the switch to load that phase's configuration.
+// the run naming the flows that clash (error), or goes as one flow per output (unicast). A flow of
+// another communication phase (another collective) than the last one through the switch first waits
+// fabric.fred_reconfiguration_cycles for the switch to load that phase's configuration.
 //
 // At packet fidelity a flow moves packet by packet: each input's packet waits in its input buffer
 // (holding its credits) until the packets of the same number from every input are in, then one
@@ -94,9 +94,13 @@ class FredSwitch : public Router {
   // When the flow whose sum is ready at `ready` and streams until `end` gets its route through
   // the interconnect from input ports `in` to output ports `out`, and when it has streamed
   // through: `end` moved with its start, or later when it streams slower beside flows that share
-  // its ports.
+  // its ports; split into one flow per output (fred_conflicts: unicast), each output's too.
   struct Departure {
-    sc_core::sc_time start, end;
+    struct Span {
+      sc_core::sc_time start, end;
+    };
+    Span whole;
+    std::vector<Span> outputs;  // per port of `out`, when split
   };
   Departure route(const FlowTransfer& flow, int stage, std::vector<int> in, std::vector<int> out,
                   const sc_core::sc_time& ready, const sc_core::sc_time& end);
@@ -129,13 +133,18 @@ class FredSwitch : public Router {
     FlowTransfer* flow = nullptr;
     topology::FlowHop hop;
     std::vector<Message*> deliveries;  // per port of hop.ports: the endpoint's message, or null
+    std::vector<int> in_ports;         // the inputs its packets come in on (stream_of_'s keys)
     std::map<uint64_t, PacketSum> packets;  // by packet number, until sent
     uint64_t next = 0;                      // the packet that leaves next
     uint64_t count = 0;                     // the flow's packets
   };
   // By class priority, flow tag and stage: served in that order (MP, then PP, then DP; within a
   // class, by tag), which is the same in every run.
-  std::map<std::tuple<int, uint64_t, int>, FlowStream> streams_;
+  using StreamKey = std::tuple<int, uint64_t, int>;
+  std::map<StreamKey, FlowStream> streams_;
+  // The stream a flow's packets on an input belong to, by flow tag and input port: worked out from
+  // the topology (flow_hop) for the first packet only.
+  std::map<std::pair<uint64_t, int>, StreamKey> stream_of_;
   size_t buffered_packets_ = 0;
   std::vector<int> vcs_;  // scratch: the VC a multicast takes on each of its outputs
   const fred::Interconnect interconnect_;

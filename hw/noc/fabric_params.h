@@ -32,11 +32,12 @@ struct FabricParams {
   // Fred switches (hw/fred): the middle subnetworks m of their Fred_m(P) interconnect, and the
   // pipeline cycles of each block a unit crosses in it (a Fred switch's traversal takes its
   // interconnect's stages x fred_stage_cycles instead of switch_traversal_delay_cycles). Flows
-  // that cannot be routed through it beside those it carries then wait for them to end, or stop
-  // the run (`fred_conflicts_stop`).
+  // that cannot be routed through it beside those it carries then wait for them to end, stop the
+  // run, or go as one flow per output when that ends sooner (`fred_conflicts`).
+  enum class FredConflicts { Wait, Error, Unicast };
   int fred_middles = 3;
   uint32_t fred_stage_cycles = 1;
-  bool fred_conflicts_stop = false;
+  FredConflicts fred_conflicts = FredConflicts::Wait;
   // Cycles a Fred switch takes to load the configuration of another communication phase (another
   // collective) before that phase's first flow through it leaves.
   uint32_t fred_reconfiguration_cycles = 0;

@@ -119,7 +119,37 @@ double RouteSchedule::spare_rate(const Flow& flow, uint64_t start, uint64_t span
 }
 
 RouteSchedule::Admission RouteSchedule::admit(Flow flow, uint64_t earliest, uint64_t length,
-                                              bool stop_on_conflict) {
+                                              OnConflict on_conflict) {
+  Plan whole = plan(flow, earliest, length, on_conflict == OnConflict::Stop);
+  if (on_conflict == OnConflict::Split && whole.admission.start > earliest &&
+      flow.outputs.size() > 1) {
+    // One flow per output, each from when the one before has passed its input ports (they do not
+    // overlap, so each is planned beside the bookings alone).
+    std::vector<Plan> pieces;
+    uint64_t at = earliest;
+    for (int output : flow.outputs) {
+      Flow piece = flow;
+      piece.outputs = {output};
+      piece.name += " (split: to port " + std::to_string(output) + ")";
+      pieces.push_back(plan(std::move(piece), at, length, false));
+      at = pieces.back().admission.start + pieces.back().admission.length;
+    }
+    if (at < whole.admission.start + whole.admission.length) {
+      Admission split{
+          pieces.front().admission.start, at - pieces.front().admission.start, flow.rate, {}};
+      for (Plan& p : pieces) {
+        split.outputs.push_back(p.admission);
+        bookings_.push_back(std::move(p.booking));
+      }
+      return split;
+    }
+  }
+  bookings_.push_back(std::move(whole.booking));
+  return whole.admission;
+}
+
+RouteSchedule::Plan RouteSchedule::plan(Flow flow, uint64_t earliest, uint64_t length,
+                                        bool stop_on_conflict) const {
   // Candidate starts: the earliest time, then each time a flow in the way passes. After the last
   // one passes the flow is alone, and a lone flow always routes.
   std::vector<uint64_t> starts{earliest};
@@ -131,7 +161,7 @@ RouteSchedule::Admission RouteSchedule::admit(Flow flow, uint64_t earliest, uint
   for (uint64_t start : starts) {
     std::optional<FlowRoute> route = route_at(flow, start, span, stop_on_conflict);
     if (!route) continue;
-    Admission admitted{start, span, flow.rate};
+    Admission admitted{start, span, flow.rate, {}};
     if (start > earliest && !capacity_.inputs.empty() && flow.rate > 0) {
       // Slower from the earliest time, at what its shared ports have left: each lower rate
       // streams longer and may meet more flows, so lower it until it holds throughout.
@@ -147,13 +177,13 @@ RouteSchedule::Admission RouteSchedule::admit(Flow flow, uint64_t earliest, uint
       }
       if (slower.rate > 0 && earliest + slow_span < start + span) {
         if (std::optional<FlowRoute> slow_route = route_at(slower, earliest, slow_span, false)) {
-          bookings_.push_back({earliest, earliest + slow_span, slower, *slow_route});
-          return {earliest, slow_span, slower.rate};
+          const double rate = slower.rate;
+          return {{earliest, slow_span, rate, {}},
+                  {earliest, earliest + slow_span, std::move(slower), *slow_route}};
         }
       }
     }
-    bookings_.push_back({start, start + span, std::move(flow), *route});
-    return admitted;
+    return {admitted, {start, start + span, std::move(flow), *route}};
   }
   // Unreachable: at the last candidate no booking overlaps.
   throw std::logic_error("RouteSchedule: no start found for flow '" + flow.name + "'");

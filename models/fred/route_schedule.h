@@ -8,9 +8,12 @@
 // time, or, given port capacities, flows slower than the port side by side while their rates fit
 // in it (their packets interleave, each carrying its own phase's configuration index: PAPERS.md
 // section 1; they take the port in turns, so they are not routed together). When it cannot, it
-// waits for the flows in its way to pass, or the conflict is reported (`stop_on_conflict`); or,
+// waits for the flows in its way to pass, or the conflict is reported (OnConflict::Stop); or,
 // given port capacities, it streams slower from the earliest time at what its shared ports have
-// left, when that ends sooner than waiting for its whole rate.
+// left, when that ends sooner than waiting for its whole rate. With OnConflict::Split a flow with
+// several outputs that cannot start at once is split into one flow per output (for a broadcast,
+// unicasts), which go one after the other through its input ports, each routed when it goes,
+// when that ends sooner than waiting for the whole.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -24,6 +27,10 @@ struct PortCapacity {
   std::vector<double> inputs, outputs;
 };
 
+// What a flow the middles cannot carry at once does: wait for the flows in its way, stop the run
+// (RoutingConflict), or go as one flow per output.
+enum class OnConflict { Wait, Stop, Split };
+
 class RouteSchedule {
  public:
   explicit RouteSchedule(const Interconnect& net, RouteOptions options = {},
@@ -34,15 +41,19 @@ class RouteSchedule {
   // `stop_on_conflict` and the middles cannot carry it beside the flows that hold their routes at
   // the time its ports are free; std::invalid_argument for a malformed flow.
   uint64_t book(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict) {
-    return admit(std::move(flow), earliest, length, stop_on_conflict).start;
+    return admit(std::move(flow), earliest, length,
+                 stop_on_conflict ? OnConflict::Stop : OnConflict::Wait)
+        .start;
   }
   // As book(), and how long the flow streams from then at what rate: `length` at flow.rate, or
-  // longer at what the ports it shares have left (longer x flow.rate / rate).
+  // longer at what the ports it shares have left (longer x flow.rate / rate). Split: the whole
+  // span, and per output (flow.outputs' order) its own.
   struct Admission {
     uint64_t start = 0, length = 0;
     double rate = 0;
+    std::vector<Admission> outputs;  // empty unless split
   };
-  Admission admit(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict);
+  Admission admit(Flow flow, uint64_t earliest, uint64_t length, OnConflict on_conflict);
   // Forgets the flows that have passed by `now`.
   void forget_before(uint64_t now);
   // Flows holding a route at `t`.
@@ -54,6 +65,12 @@ class RouteSchedule {
     Flow flow;
     FlowRoute route;
   };
+  // Where `flow` would go (not booked yet): its admission and the booking it makes.
+  struct Plan {
+    Admission admission;
+    Booking booking;
+  };
+  Plan plan(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict) const;
   // `start` and the starts of the flows booked within (start, start + span), in order: the times
   // at which the flows beside one over that span change.
   std::vector<uint64_t> changes_within(uint64_t start, uint64_t span) const;
