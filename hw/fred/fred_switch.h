@@ -25,7 +25,7 @@
 // heads of all its inputs are in and cannot finish before their tails (the reduction runs at line
 // rate, as the micro-switches do); at packet fidelity the output links and credits arbitrate and
 // routes through Fred_m(P) are not checked. Unicasts do not take routes in Fred_m(P) (m >= 3
-// carries any unicast beside the rest); Go-Back-N is not modelled yet.
+// carries any unicast beside the rest). Links retransmit what they lose (hw/noc/link_retry.h).
 #include <map>
 #include <stdexcept>
 #include <string>

@@ -59,7 +59,7 @@ FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params,
         inputs_[i].reverse = static_cast<int>(o);
     if (params_.go_back_n && inputs_[i].reverse < 0)
       throw std::invalid_argument(std::string(basename()) + ": link " + inputs_[i].link.name +
-                                  " has no link back for its ACKs (fabric.go_back_n)");
+                                  " has no link back for its ACKs (fabric.link_retry: go_back_n)");
   }
 }
 
@@ -99,8 +99,7 @@ void FabricNode::add_input(const topology::Link& link) {
   inputs_.push_back(std::move(in));
 }
 
-// Inlined into send(): every unit on every hop goes through both.
-[[gnu::always_inline]] inline void FabricNode::occupy(Output& out, TransferExt& unit, const LinkSlot& slot, bool first) {
+void FabricNode::occupy(Output& out, TransferExt& unit, const LinkSlot& slot, bool first) {
   const sc_time now = this->now();
   unit.tail_at = slot.end + out.latency;
   // The link's work: the unit's bytes at the link's own rate (a message streaming slower leaves the
@@ -127,7 +126,7 @@ void FabricNode::add_input(const topology::Link& link) {
   }
 }
 
-[[gnu::always_inline]] inline tlm::tlm_sync_enum FabricNode::deliver(Output& out, tlm::tlm_generic_payload& trans,
+tlm::tlm_sync_enum FabricNode::deliver(Output& out, tlm::tlm_generic_payload& trans,
                                        TransferExt& unit, const LinkSlot& slot) {
   const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
   tlm::tlm_phase phase = kUnit;
@@ -183,13 +182,22 @@ void FabricNode::resend(int port) {
     TransferExt& unit = *transfer(*trans);
     unit.attempt++;
     out.stats.resent++;
-    LinkSlot slot;
-    slot.stream = {out.bytes_per_cycle, serialisation(out, unit.wire_bytes)};
-    slot.start = std::max(now(), out.link_free);
-    slot.end = slot.start + slot.stream.length;
+    const LinkSlot slot = next_free_slot(out, unit.wire_bytes);
     occupy(out, unit, slot, false);
     if (survives(port, *trans, unit, slot)) deliver(out, *trans, unit, slot);
   }
+}
+
+FabricNode::LinkSlot FabricNode::next_free_slot(const Output& out, uint64_t wire_bytes) const {
+  LinkSlot slot;
+  slot.stream = {out.bytes_per_cycle, serialisation(out, wire_bytes)};
+  slot.start = std::max(now(), out.link_free);
+  slot.end = slot.start + slot.stream.length;
+  return slot;
+}
+
+sc_time FabricNode::ack_quiet() const {
+  return cycle_ * (params_.retransmit_timeout_cycles / 2.0);
 }
 
 void FabricNode::acknowledge(int in_port, const sc_time& at) {
@@ -201,8 +209,7 @@ void FabricNode::acknowledge(int in_port, const sc_time& at) {
     schedule({at, inputs_[in_port].reverse, LinkTask::Kind::Ack, retry.acked});
   } else if (!retry.flush_due) {  // acknowledges the rest once the link has been quiet a while
     retry.flush_due = true;
-    schedule({at + cycle_ * (params_.retransmit_timeout_cycles / 2.0), in_port,
-              LinkTask::Kind::AckIfQuiet, 0});
+    schedule({at + ack_quiet(), in_port, LinkTask::Kind::AckIfQuiet, 0});
   }
 }
 
@@ -251,9 +258,8 @@ void FabricNode::link_layer_round() {
       }
       case LinkTask::Kind::AckIfQuiet: {  // input task.port quiet long enough: ACK the rest
         RetryReceiver& retry = inputs_[task.port].retry;
-        const sc_time quiet = cycle_ * (params_.retransmit_timeout_cycles / 2.0);
-        if (retry.last_in + quiet > now) {
-          schedule({retry.last_in + quiet, task.port, task.kind, 0});
+        if (retry.last_in + ack_quiet() > now) {
+          schedule({retry.last_in + ack_quiet(), task.port, task.kind, 0});
           break;
         }
         retry.flush_due = false;
@@ -278,10 +284,7 @@ void FabricNode::link_layer_round() {
         unit.credits = 0;
         unit.vc = params_.vcs - 1;
         unit.dst = -1;
-        LinkSlot slot;
-        slot.stream = {out.bytes_per_cycle, out.flit_time};
-        slot.start = std::max(now, out.link_free);
-        slot.end = slot.start + out.flit_time;
+        const LinkSlot slot = next_free_slot(out, unit.wire_bytes);
         occupy(out, unit, slot, false);
         out.stats.controls++;
         if (deliver(out, *control, unit, slot) == tlm::TLM_COMPLETED) control->release();

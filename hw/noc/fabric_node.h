@@ -42,7 +42,7 @@ struct LinkStats {
   // Time units spent ready to cross the link but held back (no credit downstream, lost switch
   // arbitration, link still busy), summed over units.
   sc_core::sc_time stall;
-  // Go-Back-N (fabric.go_back_n): packets the link lost (dropped or corrupted), packets sent
+  // Go-Back-N (fabric.link_retry): packets the link lost (dropped or corrupted), packets sent
   // again, and ACKs and NACKs it carried back for the link the other way.
   uint64_t faults = 0;
   uint64_t resent = 0;
@@ -135,7 +135,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     };
     TimedQueue<Returning> returning;
     bool credit_wait = false;
-    RetrySender retry;  // Go-Back-N (fabric.go_back_n)
+    RetrySender retry;  // Go-Back-N (fabric.link_retry)
     topology::Link link;
     std::unique_ptr<InitiatorSocket> socket;
     std::unique_ptr<Port> port;
@@ -284,6 +284,11 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   bool survives(int port, tlm::tlm_generic_payload& trans, TransferExt& unit, const LinkSlot& slot);
   // Sends again, in order, what output `port` keeps (its lost packet and those after it).
   void resend(int port);
+  // Where a unit of `wire_bytes` that the link layer sends now occupies `out`'s link: at the
+  // link's rate, from when it is free.
+  LinkSlot next_free_slot(const Output& out, uint64_t wire_bytes) const;
+  // How long an input stays quiet before it acknowledges what it has taken: half the timeout.
+  sc_core::sc_time ack_quiet() const;
   // An ACK, NACK or corrupted packet reaching input `in_port` at `at`.
   void on_control(int in_port, const TransferExt& unit, const sc_core::sc_time& at);
   // A packet taken in order on input `in_port` at `at`: acknowledged every ack_every_packets.

@@ -1,7 +1,7 @@
 #pragma once
-// Link-level retransmission: Go-Back-N on every link, at packet fidelity (fabric.go_back_n). The
-// Fred paper's switches keep every packet until the next hop acknowledges it and send again from
-// the first one lost; links in a wafer are not error-free (PAPERS.md section 1).
+// Link-level retransmission: Go-Back-N on every link, at packet fidelity (fabric.link_retry:
+// go_back_n). The Fred paper's switches keep every packet until the next hop acknowledges it and
+// send again from the first one lost; links in a wafer are not error-free (PAPERS.md section 1).
 //
 // The sending side numbers the packets it puts on a link. A packet the link drops never arrives:
 // the sender sends it again once `retransmit_timeout_cycles` have passed without its ACK. A
