@@ -301,12 +301,24 @@ TEST(FredFabric, FlowsTheMiddlesCannotCarryTogetherWaitOrAreReported) {
   spec.groups = {{0, 4}, {1, 6}, {2, 5, 7}, {3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}};
   const std::string prefix = temp_dir("clash") + "/w";
   chakra::write_microbenchmark(prefix, spec);
+  nlohmann::json control;
   const auto time = [&](const char* middles) {
-    return run("configs/fred_d.yaml", prefix,
-               std::string("fabric.fred_middles=") + middles)["makespan_ns"]
-        .get<double>();
+    const auto report =
+        run("configs/fred_d.yaml", prefix,
+            std::string("collectives.dataset_splits=1 fabric.fred_middles=") + middles);
+    control = report["fred_control"];
+    return report["makespan_ns"].get<double>();
   };
-  const double three = time("3"), two = time("2");
+  // Each broadcast is configured ahead around the ones held (leaf 1's flows on the way down):
+  // the middles leave room for all three on Fred_3(12), for two on Fred_2(12), where the third,
+  // configured alone, waits for one of the others to pass and then takes its configured route.
+  const double three = time("3");
+  // The three: up at leaf 0, the spine, down at leaf 1; the fourth also down at leaves 2-4.
+  EXPECT_EQ(control["configured_routes"], 3 * 3 + 5) << control;
+  EXPECT_EQ(control["online_routes"], 0) << control;
+  const double two = time("2");
+  EXPECT_EQ(control["configured_routes"], 3 * 3 + 5) << control;
+  EXPECT_EQ(control["online_routes"], 0) << control;
   EXPECT_LT(three, spec.bytes * kHeader / 3000.0 + 120);
   EXPECT_NEAR(two - three, spec.bytes * kHeader / 3000.0, 2);
   const auto r = wafersim::testing::wafersim(
@@ -314,6 +326,31 @@ TEST(FredFabric, FlowsTheMiddlesCannotCarryTogetherWaitOrAreReported) {
       " --set fabric.fred_middles=2 fabric.fred_conflicts=error --out " + temp_dir("clash_out"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot all be routed on Fred_2(12)"), std::string::npos) << r.err;
+}
+
+// The control unit computes each collective's routing configurations when it is issued, before its
+// flows move, around the configurations of the collectives under way (PAPERS.md section 1). The
+// DP all-reduces of MP(2)-DP(5)-PP(2) on Fred-D, 2 chunks: 4 groups of one NPU per leaf, so each
+// chunk's flow passes the 5 leaves twice (up and down) and the spine once: 4 x 2 x 11 = 88 routes,
+// every one the configured one, with 3 middles or 2. A switch's two chunks of one group share its
+// ports and take them in turns: 2 configurations per collective per switch, 4 x 2 x 6 = 48. At
+// packet fidelity the configurations are computed as well and the links arbitrate (no routes
+// taken).
+TEST(FredFabric, EveryFlowTakesTheRouteItsPhaseWasConfiguredWith) {
+  chakra::MicrobenchmarkSpec spec;
+  spec.bytes = 8 << 20;
+  chakra::apply_parallelism(spec, {"2,5,2", "dp"}, false);
+  const std::string prefix = temp_dir("configured") + "/w";
+  chakra::write_microbenchmark(prefix, spec);
+  for (const char* sets :
+       {"fabric.fred_middles=3", "fabric.fred_middles=2", "fabric.fidelity=packet"}) {
+    const auto control = run("configs/fred_d.yaml", prefix,
+                             std::string("collectives.dataset_splits=2 ") + sets)["fred_control"];
+    const bool packet = std::string(sets).find("packet") != std::string::npos;
+    EXPECT_EQ(control["configurations"], 48) << sets;
+    EXPECT_EQ(control["configured_routes"], packet ? 0 : 88) << sets;
+    EXPECT_EQ(control["online_routes"], 0) << sets;
+  }
 }
 
 // The clash above with the first two broadcasts 4 times longer (4 MiB, the third 1 MiB): on

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 
+#include "models/fred/control_unit.h"
 #include "models/fred/flow_router.h"
 #include "models/fred/route_schedule.h"
 
@@ -436,4 +437,107 @@ TEST(FredRouteSchedule, ARouteMustFitBesideFlowsThatStartWhileItStreams) {
   s.book({"a", {0}, {0}}, 0, 100, false);
   s.book({"b", {1}, {2}}, 50, 100, false);
   EXPECT_EQ(s.book({"c", {2}, {1, 3}}, 10, 100, false), 100u);
+}
+
+// A flow with its phase's configured route takes it when it fits beside the flows that hold
+// theirs; one whose configured route clashes with theirs is routed online around them. On
+// Fred_3(8) a and b share input micro-switch 0, so they need different middles: b configured on
+// a's middle goes on another, at once.
+TEST(FredRouteSchedule, AConfiguredRouteIsTakenWhenItFitsElseTheFlowIsRoutedOnline) {
+  const Interconnect net(8, 3);
+  RouteSchedule s(net);
+  const FlowRoute first{{0, 0}}, second{{1, 0}};
+  const auto a = s.admit({"a", {0}, {0}}, 0, 100, OnConflict::Stop, &first);
+  EXPECT_TRUE(a.configured);
+  const auto b = s.admit({"b", {1}, {2}}, 0, 100, OnConflict::Stop, &first);
+  EXPECT_FALSE(b.configured);
+  EXPECT_EQ(b.start, 0u);
+  const auto c = s.admit({"c", {4}, {4}}, 0, 100, OnConflict::Stop, &second);
+  EXPECT_TRUE(c.configured);
+}
+
+// The control unit lays a phase's flows into configurations: flows sharing a port take it in
+// turns (r1 after r0, both reducing ports 0-3), the rest join the first configuration they fit
+// (m, on ports 4-7, beside r0). Each configuration routes as a whole and enables the functions of
+// its flows: r0 reduces 4 inputs (3 reductions), m reduces 2 and distributes to 2.
+TEST(FredControlUnit, FlowsSharingAPortTakeConfigurationsInTurn) {
+  const Interconnect net(8, 3);
+  ControlUnit unit(net);
+  unit.configure(1,
+                 {{10, {"r0", {0, 1, 2, 3}, {0}}},
+                  {11, {"r1", {0, 1, 2, 3}, {1}}},
+                  {12, {"m", {4, 5}, {6, 7}}}},
+                 OnConflict::Stop);
+  const auto* configs = unit.configurations(1);
+  ASSERT_NE(configs, nullptr);
+  ASSERT_EQ(configs->size(), 2u);
+  EXPECT_EQ((*configs)[0].keys, (std::vector<uint64_t>{10, 12}));
+  EXPECT_EQ((*configs)[1].keys, (std::vector<uint64_t>{11}));
+  EXPECT_EQ((*configs)[0].functions.reduces, 3 + 1);
+  EXPECT_EQ((*configs)[0].functions.distributes, 1);
+  for (const auto& c : *configs) EXPECT_NO_THROW(check_routing(net, c.flows, c.routes));
+  ASSERT_NE(unit.route(1, 11), nullptr);
+  EXPECT_EQ(unit.route(1, 11)->middles, (*configs)[1].routes[0].middles);
+  EXPECT_EQ(unit.route(1, 13), nullptr);  // no such flow: the default index
+  EXPECT_EQ(unit.route(2, 10), nullptr);  // no such phase
+  EXPECT_EQ(unit.held(), 2u);
+  unit.release(1);
+  EXPECT_EQ(unit.held(), 0u);
+  EXPECT_EQ(unit.route(1, 10), nullptr);
+  EXPECT_EQ(unit.computed(), 2u);
+  EXPECT_THROW(unit.configure(2, {{1, {"x", {0}, {0}}}, {1, {"y", {1}, {1}}}}, OnConflict::Stop),
+               std::invalid_argument);
+}
+
+// The clash of FredRouter.NamesTheFlowsThatClash within one phase: refused naming a, b and c
+// before any of them runs, or c (the latest of them) goes in a configuration of its own after the
+// others.
+TEST(FredControlUnit, AClashWithinAPhaseIsRefusedOrWaits) {
+  const Interconnect net(8, 2);
+  const std::vector<ControlUnit::PhaseFlow> flows = {
+      {0, {"a", {0}, {0}}}, {1, {"b", {1}, {2}}}, {2, {"c", {2}, {1, 3}}}, {3, {"d", {7}, {7}}}};
+  ControlUnit strict(net);
+  try {
+    strict.configure(1, flows, OnConflict::Stop);
+    FAIL() << "configured a clash";
+  } catch (const RoutingConflict& e) {
+    EXPECT_NE(std::string(e.what()).find("'a', 'b', 'c' cannot all be routed on Fred_2(8)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(strict.held(), 0u);
+  for (OnConflict on_conflict : {OnConflict::Wait, OnConflict::Split}) {
+    ControlUnit unit(net);
+    unit.configure(1, flows, on_conflict);
+    const auto& configs = *unit.configurations(1);
+    ASSERT_EQ(configs.size(), 2u);
+    EXPECT_EQ(configs[0].keys, (std::vector<uint64_t>{0, 1, 3}));
+    EXPECT_EQ(configs[1].keys, (std::vector<uint64_t>{2}));
+  }
+}
+
+// Phases that overlap (the DP all-reduces of several groups at once) are routed around each
+// other: on Fred_2(8) a and b share input micro-switch 0, so routed alone each would take the
+// first middle and clash; b, configured while a's phase is held, takes the other. c clashes with
+// the pair whatever its route: it is routed alone, to meet them online.
+TEST(FredControlUnit, APhaseIsRoutedAroundThePhasesHeld) {
+  const Interconnect net(8, 2);
+  const Flow a{"a", {0}, {0}}, b{"b", {1}, {2}}, c{"c", {2}, {1, 3}};
+  ControlUnit just_a(net), just_b(net);
+  just_a.configure(1, {{0, a}}, OnConflict::Stop);
+  just_b.configure(2, {{0, b}}, OnConflict::Stop);
+  EXPECT_THROW(check_routing(net, {a, b}, {*just_a.route(1, 0), *just_b.route(2, 0)}),
+               std::logic_error);
+  ControlUnit unit(net);
+  unit.configure(1, {{0, a}}, OnConflict::Stop);
+  unit.configure(2, {{0, b}}, OnConflict::Stop);
+  EXPECT_NO_THROW(check_routing(net, {a, b}, {*unit.route(1, 0), *unit.route(2, 0)}));
+  EXPECT_NE(unit.route(1, 0)->middles, unit.route(2, 0)->middles);
+  unit.configure(3, {{0, c}}, OnConflict::Stop);
+  EXPECT_NE(unit.route(3, 0), nullptr);
+  // A flow sharing a port with a held phase's takes it in turns with it: it is not routed around.
+  ControlUnit turns(net);
+  turns.configure(1, {{0, a}}, OnConflict::Stop);
+  turns.configure(2, {{0, {"a again", {0}, {0}}}}, OnConflict::Stop);
+  EXPECT_EQ(turns.route(2, 0)->middles, turns.route(1, 0)->middles);
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "models/topology/topology.h"
 
@@ -179,6 +180,61 @@ TEST(Topology, FlowTreeReducesUnderLeavesAndMulticastsFromTheTop) {
   h = t.flow_hop(spine, in_port(spine, "leaf1->spine.u0"), multicast);
   EXPECT_EQ(h.inputs, 1);
   EXPECT_EQ(outs(spine, h), (Names{"spine->leaf0.u0", "spine->leaf1.u0"}));
+}
+
+// The same tree, worked out ahead for a Fred switch's control unit: every stage at which a flow
+// passes a switch, with the inputs it comes in on, each agreeing with flow_hop on that input.
+TEST(Topology, FlowPassagesAreEachStageAFlowCrossesASwitch) {
+  auto s = spec(Shape::Tree, 8);
+  s.leaf_npus = 4;
+  s.uplinks = 2;
+  s.uplink_bandwidth_gbps = 50;
+  s.fred_switches = true;
+  const Topology t = Topology::build(s);
+  auto node = [&](const std::string& name) {
+    for (const auto& n : t.nodes())
+      if (n.name == name) return n.id;
+    ADD_FAILURE() << name;
+    return 0;
+  };
+  using Names = std::vector<std::string>;
+  // Per passage: its stage, the links it comes in on and the links it leaves on.
+  auto passages = [&](const std::string& name, const FlowEnds& flow) {
+    const int n = node(name);
+    std::vector<std::tuple<int, Names, Names>> out;
+    for (const FlowPassage& p : t.flow_passages(n, flow)) {
+      Names in, to;
+      for (int i : p.in_ports) {
+        in.push_back(t.links()[t.in_links(n)[i]].name);
+        const FlowHop hop = t.flow_hop(n, i, flow);
+        EXPECT_EQ(hop.stage, p.hop.stage) << name;
+        EXPECT_EQ(hop.ports, p.hop.ports) << name;
+        EXPECT_EQ(hop.inputs, p.hop.inputs) << name;
+      }
+      for (int o : p.hop.ports) to.push_back(t.links()[t.out_links(n)[o]].name);
+      out.emplace_back(p.hop.stage, in, to);
+    }
+    return out;
+  };
+  using Passages = std::vector<std::tuple<int, Names, Names>>;
+  const FlowEnds all_reduce{{0, 1, 5}, {0, 1, 5}, 3};  // uplink 1
+  EXPECT_EQ(passages("leaf0", all_reduce),
+            (Passages{{0, {"npu0->leaf0", "npu1->leaf0"}, {"leaf0->spine.u1"}},
+                      {1, {"spine->leaf0.u1"}, {"leaf0->npu0", "leaf0->npu1"}}}));
+  EXPECT_EQ(passages("spine", all_reduce), (Passages{{0,
+                                                      {"leaf0->spine.u1", "leaf1->spine.u1"},
+                                                      {"spine->leaf0.u1", "spine->leaf1.u1"}}}));
+  EXPECT_EQ(passages("leaf1", all_reduce), (Passages{{0, {"npu5->leaf1"}, {"leaf1->spine.u1"}},
+                                                     {1, {"spine->leaf1.u1"}, {"leaf1->npu5"}}}));
+  const FlowEnds reduce{{0, 2, 3}, {1}, 0};  // within leaf 0: it passes nothing else
+  EXPECT_EQ(passages("leaf0", reduce),
+            (Passages{{0, {"npu0->leaf0", "npu2->leaf0", "npu3->leaf0"}, {"leaf0->npu1"}}}));
+  EXPECT_TRUE(passages("spine", reduce).empty());
+  EXPECT_TRUE(passages("leaf1", reduce).empty());
+  const FlowEnds multicast{{4}, {0, 7}, 0};  // leaf 0 only sees it on its way down
+  EXPECT_EQ(passages("leaf0", multicast), (Passages{{1, {"spine->leaf0.u0"}, {"leaf0->npu0"}}}));
+  EXPECT_EQ(passages("leaf1", multicast), (Passages{{0, {"npu4->leaf1"}, {"leaf1->spine.u0"}},
+                                                    {1, {"spine->leaf1.u0"}, {"leaf1->npu7"}}}));
 }
 
 // grid_cycle: every cell once, every step (and the last back to the first) to a neighbour; none

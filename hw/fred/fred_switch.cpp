@@ -57,6 +57,7 @@ FredSwitch::FredSwitch(sc_core::sc_module_name name, const FabricParams& params,
              node),
       interconnect_(interconnect_of(topology, node, params)),
       routes_(interconnect_, {}, port_capacity(topology, node)),
+      control_(interconnect_),
       reconfiguration_(cycle_ * static_cast<double>(params.fred_reconfiguration_cycles)),
       topology_(topology),
       node_(node),
@@ -299,25 +300,58 @@ int FredSwitch::class_vc(Output& out, const FlowTransfer& flow, uint32_t credits
   return (out.free_vcs >> v & 1) && out.credits[v] >= static_cast<int>(credits) ? v : -1;
 }
 
+std::string FredSwitch::flow_name(uint64_t tag, const topology::FlowEnds& ends, int stage) {
+  return "flow " + std::to_string(tag >> 32) + "." + std::to_string(tag & 0xffffffffu) +
+         (stage == 0 ? "" : " (on its way down)") + " from ranks " + ranks_text(ends.inputs) +
+         " to " + ranks_text(ends.outputs);
+}
+
+fred::OnConflict FredSwitch::on_conflict() const {
+  using Conflicts = FabricParams::FredConflicts;
+  return params_.fred_conflicts == Conflicts::Error     ? fred::OnConflict::Stop
+         : params_.fred_conflicts == Conflicts::Unicast ? fred::OnConflict::Split
+                                                        : fred::OnConflict::Wait;
+}
+
+FlowConflict FredSwitch::conflict(const fred::RoutingConflict& e) const {
+  return FlowConflict(std::string(name()) + ": " + e.what() +
+                      " (fabric.fred_conflicts: error; `wait` runs them one after the other, "
+                      "`unicast` splits a flow into one per output)");
+}
+
+void FredSwitch::configure_flows(const std::vector<PlannedFlow>& flows) {
+  if (flows.empty()) return;
+  std::vector<fred::ControlUnit::PhaseFlow> here;
+  for (const PlannedFlow& planned : flows)
+    for (topology::FlowPassage& passage : topology_.flow_passages(node_, planned.ends)) {
+      fred::Flow f;
+      f.name = flow_name(planned.tag, planned.ends, passage.hop.stage);
+      f.inputs = std::move(passage.in_ports);
+      f.outputs = std::move(passage.hop.ports);
+      here.push_back({config_key(planned.tag, passage.hop.stage), std::move(f)});
+    }
+  if (here.empty()) return;
+  try {
+    control_.configure(phase_of_tag(flows.front().tag), here, on_conflict());
+  } catch (const fred::RoutingConflict& e) {
+    throw conflict(e);
+  }
+}
+
 FredSwitch::Departure FredSwitch::route(const FlowTransfer& flow, int stage, std::vector<int> in,
                                         std::vector<int> out, const sc_time& ready,
                                         const sc_time& end) {
   routes_.forget_before(sc_core::sc_time_stamp().value());
   fred::Flow f;
-  f.name = "flow " + std::to_string(flow.tag >> 32) + "." + std::to_string(flow.tag & 0xffffffffu) +
-           (stage == 0 ? "" : " (on its way down)") + " from ranks " +
-           ranks_text(flow.ends.inputs) + " to " + ranks_text(flow.ends.outputs);
+  f.name = flow_name(flow.tag, flow.ends, stage);
   f.inputs = std::move(in);
   f.outputs = std::move(out);
   f.rate = flow.carrier.bytes_per_cycle;
   try {
-    using Conflicts = FabricParams::FredConflicts;
-    const fred::OnConflict on_conflict =
-        params_.fred_conflicts == Conflicts::Error     ? fred::OnConflict::Stop
-        : params_.fred_conflicts == Conflicts::Unicast ? fred::OnConflict::Split
-                                                       : fred::OnConflict::Wait;
     const auto admitted =
-        routes_.admit(std::move(f), ready.value(), (end - ready).value(), on_conflict);
+        routes_.admit(std::move(f), ready.value(), (end - ready).value(), on_conflict(),
+                      control_.route(phase_of(flow), config_key(flow.tag, stage)));
+    (admitted.configured ? configured_routes_ : online_routes_) += 1;
     const auto span = [](const fred::RouteSchedule::Admission& a) {
       return Departure::Span{sc_time::from_value(a.start), sc_time::from_value(a.start + a.length)};
     };
@@ -325,9 +359,7 @@ FredSwitch::Departure FredSwitch::route(const FlowTransfer& flow, int stage, std
     for (const auto& piece : admitted.outputs) departure.outputs.push_back(span(piece));
     return departure;
   } catch (const fred::RoutingConflict& e) {
-    throw FlowConflict(std::string(name()) + ": " + e.what() +
-                       " (fabric.fred_conflicts: error; `wait` runs them one after the other, "
-                       "`unicast` splits a flow into one per output)");
+    throw conflict(e);
   }
 }
 

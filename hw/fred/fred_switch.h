@@ -4,11 +4,19 @@
 // multicasts the sum (hw/fred/flow_table.h). The flow's tree (which inputs it waits for, which
 // outputs the sum leaves on) comes from the topology's rules (Topology::flow_hop).
 //
+// Its control unit (models/fred/control_unit.h) holds the routing configurations of the phases
+// (collectives) under way: when a collective with flows is issued, before any of its units move,
+// the platform hands every switch the flows' ends (configure_flows) and the switch routes those
+// that pass it through Fred_m(P), refusing the phase there and then when they clash and
+// fabric.fred_conflicts is error.
+//
 // Its pipeline is the router's (routing + VC allocation + switch allocation) followed by the
 // traversal of its Fred_m(P) interconnect (models/fred): P = its ports, m = fabric.fred_middles,
 // every unit crossing the interconnect's stages() blocks of fabric.fred_stage_cycles each. A flow's
 // sum is routed through Fred_m(P) when it is ready to leave and holds that route while it streams
-// (models/fred/route_schedule.h): it waits while a port it needs serves another flow, or while
+// (models/fred/route_schedule.h) on its phase's configured route, or online around flows of other
+// phases that hold the middles it was given (the paper runs one phase at a time; here phases on
+// other ports run beside it): it waits while a port it needs serves another flow, or while
 // the middles cannot carry it beside the flows that run (fabric.fred_conflicts: wait), or stops
 // the run naming the flows that clash (error), or goes as one flow per output (unicast). A flow of
 // another communication phase (another collective) than the last one through the switch first waits
@@ -36,6 +44,7 @@
 
 #include "hw/fred/flow_table.h"
 #include "hw/noc/router.h"
+#include "models/fred/control_unit.h"
 #include "models/fred/interconnect.h"
 #include "models/fred/route_schedule.h"
 
@@ -54,6 +63,29 @@ class FredSwitch : public Router {
 
   // The interconnect inside: Fred_m(P) for its P ports.
   const fred::Interconnect& interconnect() const { return interconnect_; }
+
+  // A flow of a collective instance about to start: its tag and ends (FlowTransfer's).
+  struct PlannedFlow {
+    uint64_t tag = 0;
+    topology::FlowEnds ends;
+  };
+  // Computes ahead the routing configurations of `flows`, all of one collective instance, that
+  // pass this switch. Throws FlowConflict naming the flows that clash when the middles cannot carry
+  // them and fabric.fred_conflicts is error.
+  void configure_flows(const std::vector<PlannedFlow>& flows);
+  // Forgets the configurations of instance `tag >> 32` (the collective is over).
+  void release_flows(uint64_t tag) { control_.release(phase_of_tag(tag)); }
+
+  // What the control unit did: configurations computed, and flows (message fidelity) that took
+  // their configured route or were routed online (around flows of other phases, or without one).
+  struct ControlStats {
+    uint64_t configurations = 0;
+    uint64_t configured_routes = 0;
+    uint64_t online_routes = 0;
+  };
+  ControlStats control_stats() const {
+    return {control_.computed(), configured_routes_, online_routes_};
+  }
   // Units buffered: the router's and, at packet fidelity, flow packets waiting for their partners.
   size_t buffered_units() const override;
 
@@ -86,8 +118,20 @@ class FredSwitch : public Router {
   bool send_packets(FlowStream& stream, const sc_core::sc_time& now, sc_core::sc_time& next);
   // Whether `stream` has a packet whose inputs are all in (ready or not).
   static bool has_gathered(const FlowStream& stream);
-  // The configuration index a flow's units carry: 1 + its collective's instance.
-  static uint64_t phase_of(const FlowTransfer& flow) { return (flow.tag >> 32) + 1; }
+  // The configuration index a flow's units carry: 1 + its collective's instance (0, the default
+  // index, is for unicasts).
+  static uint64_t phase_of_tag(uint64_t tag) { return (tag >> 32) + 1; }
+  static uint64_t phase_of(const FlowTransfer& flow) { return phase_of_tag(flow.tag); }
+  // A flow's key in its phase's configurations: its index in the plan and its stage here.
+  static uint64_t config_key(uint64_t tag, int stage) {
+    return ((tag & 0xffffffffu) << 1) | static_cast<uint64_t>(stage);
+  }
+  // The flow as messages name it.
+  static std::string flow_name(uint64_t tag, const topology::FlowEnds& ends, int stage);
+  // What fabric.fred_conflicts asks of a flow the middles cannot carry.
+  fred::OnConflict on_conflict() const;
+  // A routing conflict as the run reports it.
+  FlowConflict conflict(const fred::RoutingConflict& e) const;
   // Loads the configuration of `phase` from `at`: returns when it is loaded.
   sc_core::sc_time load_phase(uint64_t phase, const sc_core::sc_time& at);
 
@@ -149,6 +193,8 @@ class FredSwitch : public Router {
   std::vector<int> vcs_;  // scratch: the VC a multicast takes on each of its outputs
   const fred::Interconnect interconnect_;
   fred::RouteSchedule routes_;
+  fred::ControlUnit control_;
+  uint64_t configured_routes_ = 0, online_routes_ = 0;
   uint64_t phase_ = 0;  // the communication phase whose configuration is loaded: 1 + its instance
   sc_core::sc_time loaded_at_;  // packet fidelity: when the configuration being loaded is in
   const sc_core::sc_time reconfiguration_;

@@ -36,10 +36,14 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
       blocks_.push_back(std::move(made));
     } else {
       std::unique_ptr<Router> made;
-      if (node.kind == topology::NodeKind::FredSwitch)
-        made = std::make_unique<FredSwitch>(node.name.c_str(), fabric_, shared, topology, node.id);
-      else
+      if (node.kind == topology::NodeKind::FredSwitch) {
+        auto fred =
+            std::make_unique<FredSwitch>(node.name.c_str(), fabric_, shared, topology, node.id);
+        fred_switches_.push_back(fred.get());
+        made = std::move(fred);
+      } else {
         made = std::make_unique<Router>(node.name.c_str(), fabric_, shared, topology, node.id);
+      }
       routers_.push_back(made.get());
       block[node.id] = made.get();
       blocks_.push_back(std::move(made));
@@ -71,6 +75,25 @@ std::vector<LinkReport> Platform::link_reports() const {
     out.push_back({&link, block->output_stats(port)});
   }
   return out;
+}
+
+void Platform::configure_flows(const std::vector<FredSwitch::PlannedFlow>& flows) {
+  for (FredSwitch* s : fred_switches_) s->configure_flows(flows);
+}
+
+void Platform::release_flows(uint64_t tag) {
+  for (FredSwitch* s : fred_switches_) s->release_flows(tag);
+}
+
+FredSwitch::ControlStats Platform::fred_control_stats() const {
+  FredSwitch::ControlStats total;
+  for (const FredSwitch* s : fred_switches_) {
+    const FredSwitch::ControlStats one = s->control_stats();
+    total.configurations += one.configurations;
+    total.configured_routes += one.configured_routes;
+    total.online_routes += one.online_routes;
+  }
+  return total;
 }
 
 size_t Platform::buffered_units() const {

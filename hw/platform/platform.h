@@ -37,6 +37,13 @@ class Platform : public sc_core::sc_module {
   size_t payloads_allocated() const { return pool_.allocated(); }
   // In-network flows started and not yet delivered to all their outputs.
   size_t flows_active() const { return flows_.active(); }
+  // Has every Fred switch compute ahead the routing configurations of a collective instance's
+  // flows (FredSwitch::configure_flows; throws FlowConflict), and forget them when it is over.
+  void configure_flows(const std::vector<FredSwitch::PlannedFlow>& flows);
+  void release_flows(uint64_t tag);
+  // The Fred switches' control units, summed.
+  FredSwitch::ControlStats fred_control_stats() const;
+  bool has_fred_switches() const { return !fred_switches_.empty(); }
 
  private:
   const topology::Topology& topology_;
@@ -50,6 +57,7 @@ class Platform : public sc_core::sc_module {
   std::vector<std::unique_ptr<sc_core::sc_module>> blocks_;
   std::vector<Npu*> npus_;  // by rank: NPUs, then I/O controllers
   std::vector<Router*> routers_;
+  std::vector<FredSwitch*> fred_switches_;
   std::vector<std::pair<FabricNode*, int>> link_source_;  // per link: sending block and its port
 };
 

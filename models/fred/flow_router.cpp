@@ -220,6 +220,15 @@ std::string outer_clashes(const Interconnect& net, const std::vector<Flow>& flow
 
 }  // namespace
 
+bool share_a_port(const Flow& a, const Flow& b) {
+  const auto meet = [](const std::vector<int>& x, const std::vector<int>& y) {
+    for (int p : x)
+      if (std::find(y.begin(), y.end(), p) != y.end()) return true;
+    return false;
+  };
+  return meet(a.inputs, b.inputs) || meet(a.outputs, b.outputs);
+}
+
 std::vector<FlowRoute> route_flows(const Interconnect& net, const std::vector<Flow>& flows,
                                    const std::vector<FlowRoute>& fixed,
                                    const RouteOptions& options) {

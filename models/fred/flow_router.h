@@ -63,6 +63,10 @@ struct RouteOptions {
   long max_steps = 1000000;  // colour assignments tried, over all levels, before giving up
 };
 
+// Whether two flows share an input port or an output port (they cannot be routed together: a
+// port serves one flow at a time).
+bool share_a_port(const Flow& a, const Flow& b);
+
 // Routes `flows` over `net`, keeping the first fixed.size() flows on the routes given. Throws
 // std::invalid_argument naming the flow for a port out of range, a flow without inputs or
 // outputs, a port listed twice in a flow, a port that is the input (or output) of two flows, or a

@@ -8,13 +8,9 @@ namespace wafersim::fred {
 
 namespace {
 
-bool share_a_port(const Flow& a, const Flow& b) {
-  const auto meet = [](const std::vector<int>& x, const std::vector<int>& y) {
-    for (int p : x)
-      if (std::find(y.begin(), y.end(), p) != y.end()) return true;
-    return false;
-  };
-  return meet(a.inputs, b.inputs) || meet(a.outputs, b.outputs);
+// Whether `route` is the configured one.
+bool is(const FlowRoute* configured, const FlowRoute& route) {
+  return configured && configured->middles == route.middles;
 }
 
 }  // namespace
@@ -42,7 +38,8 @@ bool RouteSchedule::room_for(const Flow& flow, const std::vector<const Flow*>& o
 }
 
 std::optional<FlowRoute> RouteSchedule::route_at(const Flow& flow, uint64_t start, uint64_t span,
-                                                 bool stop_on_conflict) const {
+                                                 bool stop_on_conflict,
+                                                 const FlowRoute* configured) const {
   // The flows beside it change when one starts within its span: it needs one route that fits
   // beside each of those sets (it cannot move while it streams).
   const std::vector<uint64_t> moments = changes_within(start, span);
@@ -67,20 +64,17 @@ std::optional<FlowRoute> RouteSchedule::route_at(const Flow& flow, uint64_t star
     }
     if (!room_for(flow, sharing)) return std::nullopt;
     flows.push_back(flow);
-    if (m == 0) {
+    if (m == 0 && configured && fits(flows, fixed, *configured)) {
+      route = *configured;
+    } else if (m == 0) {
       try {
         route = route_flows(net_, flows, fixed, options_).back();
       } catch (const RoutingConflict&) {
         if (stop_on_conflict) throw;
         return std::nullopt;
       }
-    } else {
-      fixed.push_back(route);
-      try {
-        check_routing(net_, flows, fixed);
-      } catch (const std::logic_error&) {
-        return std::nullopt;  // its route clashes with a flow that starts while it streams
-      }
+    } else if (!fits(flows, fixed, route)) {
+      return std::nullopt;  // its route clashes with a flow that starts while it streams
     }
   }
   return route;
@@ -118,9 +112,22 @@ double RouteSchedule::spare_rate(const Flow& flow, uint64_t start, uint64_t span
   return std::max(spare, 0.0);
 }
 
+bool RouteSchedule::fits(const std::vector<Flow>& flows, std::vector<FlowRoute>& fixed,
+                         const FlowRoute& route) const {
+  fixed.push_back(route);
+  bool fit = true;
+  try {
+    check_routing(net_, flows, fixed);
+  } catch (const std::logic_error&) {
+    fit = false;
+  }
+  fixed.pop_back();
+  return fit;
+}
+
 RouteSchedule::Admission RouteSchedule::admit(Flow flow, uint64_t earliest, uint64_t length,
-                                              OnConflict on_conflict) {
-  Plan whole = plan(flow, earliest, length, on_conflict == OnConflict::Stop);
+                                              OnConflict on_conflict, const FlowRoute* configured) {
+  Plan whole = plan(flow, earliest, length, on_conflict == OnConflict::Stop, configured);
   if (on_conflict == OnConflict::Split && whole.admission.start > earliest &&
       flow.outputs.size() > 1) {
     // One flow per output, each from when the one before has passed its input ports (they do not
@@ -131,7 +138,7 @@ RouteSchedule::Admission RouteSchedule::admit(Flow flow, uint64_t earliest, uint
       Flow piece = flow;
       piece.outputs = {output};
       piece.name += " (split: to port " + std::to_string(output) + ")";
-      pieces.push_back(plan(std::move(piece), at, length, false));
+      pieces.push_back(plan(std::move(piece), at, length, false, nullptr));
       at = pieces.back().admission.start + pieces.back().admission.length;
     }
     if (at < whole.admission.start + whole.admission.length) {
@@ -149,7 +156,7 @@ RouteSchedule::Admission RouteSchedule::admit(Flow flow, uint64_t earliest, uint
 }
 
 RouteSchedule::Plan RouteSchedule::plan(Flow flow, uint64_t earliest, uint64_t length,
-                                        bool stop_on_conflict) const {
+                                        bool stop_on_conflict, const FlowRoute* configured) const {
   // Candidate starts: the earliest time, then each time a flow in the way passes. After the last
   // one passes the flow is alone, and a lone flow always routes.
   std::vector<uint64_t> starts{earliest};
@@ -159,7 +166,7 @@ RouteSchedule::Plan RouteSchedule::plan(Flow flow, uint64_t earliest, uint64_t l
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   const uint64_t span = std::max<uint64_t>(length, 1);
   for (uint64_t start : starts) {
-    std::optional<FlowRoute> route = route_at(flow, start, span, stop_on_conflict);
+    std::optional<FlowRoute> route = route_at(flow, start, span, stop_on_conflict, configured);
     if (!route) continue;
     Admission admitted{start, span, flow.rate, {}};
     if (start > earliest && !capacity_.inputs.empty() && flow.rate > 0) {
@@ -176,13 +183,15 @@ RouteSchedule::Plan RouteSchedule::plan(Flow flow, uint64_t earliest, uint64_t l
               static_cast<uint64_t>(std::ceil(static_cast<double>(span) * flow.rate / slower.rate));
       }
       if (slower.rate > 0 && earliest + slow_span < start + span) {
-        if (std::optional<FlowRoute> slow_route = route_at(slower, earliest, slow_span, false)) {
+        if (std::optional<FlowRoute> slow_route =
+                route_at(slower, earliest, slow_span, false, configured)) {
           const double rate = slower.rate;
-          return {{earliest, slow_span, rate, {}},
+          return {{earliest, slow_span, rate, {}, is(configured, *slow_route)},
                   {earliest, earliest + slow_span, std::move(slower), *slow_route}};
         }
       }
     }
+    admitted.configured = is(configured, *route);
     return {admitted, {start, start + span, std::move(flow), *route}};
   }
   // Unreachable: at the last candidate no booking overlaps.

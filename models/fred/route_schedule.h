@@ -47,13 +47,17 @@ class RouteSchedule {
   }
   // As book(), and how long the flow streams from then at what rate: `length` at flow.rate, or
   // longer at what the ports it shares have left (longer x flow.rate / rate). Split: the whole
-  // span, and per output (flow.outputs' order) its own.
+  // span, and per output (flow.outputs' order) its own. With a `configured` route (its phase's,
+  // computed ahead: models/fred/control_unit.h) the flow takes that route when it fits beside the
+  // flows that hold theirs, else it is routed online around them, as a flow without one is.
   struct Admission {
     uint64_t start = 0, length = 0;
     double rate = 0;
     std::vector<Admission> outputs;  // empty unless split
+    bool configured = false;         // it took its configured route
   };
-  Admission admit(Flow flow, uint64_t earliest, uint64_t length, OnConflict on_conflict);
+  Admission admit(Flow flow, uint64_t earliest, uint64_t length, OnConflict on_conflict,
+                  const FlowRoute* configured = nullptr);
   // Forgets the flows that have passed by `now`.
   void forget_before(uint64_t now);
   // Flows holding a route at `t`.
@@ -70,16 +74,20 @@ class RouteSchedule {
     Admission admission;
     Booking booking;
   };
-  Plan plan(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict) const;
+  Plan plan(Flow flow, uint64_t earliest, uint64_t length, bool stop_on_conflict,
+            const FlowRoute* configured) const;
   // `start` and the starts of the flows booked within (start, start + span), in order: the times
   // at which the flows beside one over that span change.
   std::vector<uint64_t> changes_within(uint64_t start, uint64_t span) const;
   // The route `flow` can hold over [start, start + span) beside the flows booked then, if any.
   std::optional<FlowRoute> route_at(const Flow& flow, uint64_t start, uint64_t span,
-                                    bool stop_on_conflict) const;
+                                    bool stop_on_conflict, const FlowRoute* configured) const;
   // The rate up to flow.rate that the ports `flow` shares have left throughout
   // [start, start + span).
   double spare_rate(const Flow& flow, uint64_t start, uint64_t span) const;
+  // Whether the last of `flows` can take `route` beside the others on theirs (`fixed`).
+  bool fits(const std::vector<Flow>& flows, std::vector<FlowRoute>& fixed,
+            const FlowRoute& route) const;
   // Whether `flow` fits beside the flows in `others` on every port it shares with them.
   bool room_for(const Flow& flow, const std::vector<const Flow*>& others) const;
 

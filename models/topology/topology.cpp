@@ -601,25 +601,28 @@ double Topology::path_bytes_per_cycle(int src_rank, int dst_rank) const {
 
 // The flow's tree, by the same rules as unicast routes: a leaf's outputs are its NPUs in order,
 // then its uplinks; the spine's are each leaf's downlinks in turn (build_tree).
-FlowHop Topology::flow_hop(int node, int in_port, const FlowEnds& flow) const {
-  if (!carries_flows()) throw std::logic_error("flow_hop: no Fred switches in this network");
-  const int per_leaf = spec_.leaf_npus, uplinks = spec_.uplinks;
-  const int k = static_cast<int>(flow.key % static_cast<uint64_t>(uplinks));
-  auto leaf_of = [&](int rank) { return nodes_[router_of_rank_.at(rank)].x; };
+Topology::FlowLeaves Topology::flow_leaves(const FlowEnds& flow) const {
   auto leaves_of = [&](const std::vector<int>& ranks) {
     std::vector<int> out;
-    for (int r : ranks) out.push_back(leaf_of(r));
+    for (int r : ranks) out.push_back(nodes_[router_of_rank_.at(r)].x);
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
   };
-  const std::vector<int> in_leaves = leaves_of(flow.inputs), out_leaves = leaves_of(flow.outputs);
-  const bool one_leaf =
-      in_leaves.size() == 1 && out_leaves.size() == 1 && in_leaves[0] == out_leaves[0];
+  return {leaves_of(flow.inputs), leaves_of(flow.outputs),
+          static_cast<int>(flow.key % static_cast<uint64_t>(spec_.uplinks))};
+}
+
+FlowHop Topology::flow_hop(int node, int in_port, const FlowEnds& flow) const {
+  if (!carries_flows()) throw std::logic_error("flow_hop: no Fred switches in this network");
+  const int per_leaf = spec_.leaf_npus, uplinks = spec_.uplinks;
+  const FlowLeaves leaves = flow_leaves(flow);
+  const int k = leaves.uplink;
+  auto leaf_of = [&](int rank) { return nodes_[router_of_rank_.at(rank)].x; };
   FlowHop hop;
   if (node == spine_) {
-    hop.inputs = static_cast<int>(in_leaves.size());
-    for (int l : out_leaves) hop.ports.push_back(l * uplinks + k);
+    hop.inputs = static_cast<int>(leaves.inputs.size());
+    for (int l : leaves.outputs) hop.ports.push_back(l * uplinks + k);
     return hop;
   }
   const int leaf = nodes_.at(node).x;
@@ -634,11 +637,47 @@ FlowHop Topology::flow_hop(int node, int in_port, const FlowEnds& flow) const {
     return hop;
   }
   for (int r : flow.inputs) hop.inputs += leaf_of(r) == leaf ? 1 : 0;
-  if (one_leaf)
+  if (leaves.one_leaf())
     multicast_here();
   else
     hop.ports.push_back(per_leaf + k);
   return hop;
+}
+
+bool Topology::flow_enters(int node, int in_port, const FlowEnds& flow) const {
+  const int link = in_[node].at(static_cast<size_t>(in_port));
+  const int src = links_[link].src;
+  const FlowLeaves leaves = flow_leaves(flow);
+  const auto has = [](const std::vector<int>& v, int x) {
+    return std::binary_search(v.begin(), v.end(), x);
+  };
+  if (node == spine_)  // a leaf's sum, up the flow's uplink
+    return nodes_[src].kind == NodeKind::FredSwitch && !leaves.one_leaf() &&
+           has(leaves.inputs, nodes_[src].x) && link == out_[src][spec_.leaf_npus + leaves.uplink];
+  if (src == spine_)  // the total, down the flow's uplink
+    return !leaves.one_leaf() && has(leaves.outputs, nodes_[node].x) &&
+           link == out_[spine_][nodes_[node].x * spec_.uplinks + leaves.uplink];
+  const int rank = nodes_[src].rank;
+  return rank >= 0 && std::find(flow.inputs.begin(), flow.inputs.end(), rank) != flow.inputs.end();
+}
+
+std::vector<FlowPassage> Topology::flow_passages(int node, const FlowEnds& flow) const {
+  if (!carries_flows()) throw std::logic_error("flow_passages: no Fred switches in this network");
+  std::vector<FlowPassage> passages;
+  for (int p = 0; p < static_cast<int>(in_[node].size()); ++p) {
+    if (!flow_enters(node, p, flow)) continue;
+    FlowHop hop = flow_hop(node, p, flow);
+    auto it = std::find_if(passages.begin(), passages.end(),
+                           [&](const FlowPassage& f) { return f.hop.stage == hop.stage; });
+    if (it == passages.end()) {
+      passages.push_back({{p}, std::move(hop)});
+    } else {
+      it->in_ports.push_back(p);
+    }
+  }
+  std::sort(passages.begin(), passages.end(),
+            [](const FlowPassage& a, const FlowPassage& b) { return a.hop.stage < b.hop.stage; });
+  return passages;
 }
 
 double Topology::flow_bytes_per_cycle(const FlowEnds& flow) const {

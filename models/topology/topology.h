@@ -96,6 +96,13 @@ struct FlowHop {
   std::vector<int> ports;  // indices into out_links(node)
 };
 
+// A flow's way through one switch at one stage, known before it runs: the inputs (indices into
+// in_links(node)) its units come in on, and what the switch does with them.
+struct FlowPassage {
+  std::vector<int> in_ports;
+  FlowHop hop;
+};
+
 // NPUs are one kind of node among others. Routers sit beside NPUs (one per NPU, with ports in
 // every dimension); switches join the NPUs of one block of a Switch dimension. FredSwitch: a
 // tree's switch that also reduces and multicasts flows (hw/fred). IoController: an I/O controller
@@ -208,6 +215,9 @@ class Topology {
   // up uplink (key mod uplinks) to the spine, which reduces the leaves' sums and multicasts the
   // total down to every leaf with outputs, which multicasts it to them.
   FlowHop flow_hop(int node, int in_port, const FlowEnds& flow) const;
+  // Every stage at which `flow` passes switch `node`, stage 0 first (none when it does not): what
+  // a Fred switch's routing configurations are computed from ahead of the flow.
+  std::vector<FlowPassage> flow_passages(int node, const FlowEnds& flow) const;
   // The narrowest link of that tree, in bytes per cycle (what the flow can stream at).
   double flow_bytes_per_cycle(const FlowEnds& flow) const;
   // Whether routes need two VC classes to stay deadlock-free (rings with multi-hop routes).
@@ -218,6 +228,18 @@ class Topology {
   int add_link(int src, int dst, double gbps, double latency_ns, bool attach, int dim = 0);
   void add_duplex(int a, int b, double gbps, double latency_ns, bool attach, int dim = 0);
   int link_between(int src, int dst) const;
+  // Whether `flow`'s units come into switch `node` on input `in_port`.
+  bool flow_enters(int node, int in_port, const FlowEnds& flow) const;
+  // The leaves (blocks of a tree's first level) under a flow's inputs, and under its outputs,
+  // each in ascending order; and the uplink (of each leaf) it takes.
+  struct FlowLeaves {
+    std::vector<int> inputs, outputs;
+    int uplink = 0;
+    bool one_leaf() const {
+      return inputs.size() == 1 && outputs.size() == 1 && inputs[0] == outputs[0];
+    }
+  };
+  FlowLeaves flow_leaves(const FlowEnds& flow) const;
   // The output of `node` whose link leads to node `next`, or -1.
   int port_to(int node, int next) const;
   // The step round a ring of `npus` from coordinate `from` towards `to`: +1 (up) or -1, the

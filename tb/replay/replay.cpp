@@ -366,6 +366,7 @@ void Replay::issue(int rank, size_t i) {
         res.start = sc_core::sc_time_stamp();
         res.ideal_ns = ideal_collective_ns(platform_.topology(), kind, *members, res.bytes,
                                            !plan->flows.empty());
+        configure_flows(*run);
       }
       res.start = std::min(res.start, sc_core::sc_time_stamp());
       if (data_options_.enabled) run->data = data_plane(*run, planned, r.trace->file, node);
@@ -383,6 +384,21 @@ void Replay::issue(int rank, size_t i) {
       node_done(rank, i);
       return;
   }
+}
+
+void Replay::configure_flows(const CollectiveRun& run) {
+  if (run.plan->flows.empty()) return;
+  std::vector<hw::FredSwitch::PlannedFlow> flows;
+  for (size_t f = 0; f < run.plan->flows.size(); ++f) {
+    const collectives::FlowSpec& spec = run.plan->flows[f];
+    hw::FredSwitch::PlannedFlow& planned = flows.emplace_back();
+    planned.tag = (run.instance << 32) | f;
+    for (int p : spec.inputs) planned.ends.inputs.push_back((*run.members)[static_cast<size_t>(p)]);
+    for (int p : spec.outputs)
+      planned.ends.outputs.push_back((*run.members)[static_cast<size_t>(p)]);
+    planned.ends.key = run.instance;  // as the flow's commands name it (issue_op)
+  }
+  platform_.configure_flows(flows);
 }
 
 collectives::DataPlane* Replay::data_plane(const CollectiveRun& run,
@@ -535,6 +551,8 @@ void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
       data_check_.collectives_checked++;
     }
   }
+  if (res.finished_ranks == res.ranks && !run.plan->flows.empty())
+    platform_.release_flows(run.instance << 32);
   int rank = run.rank;
   size_t node = run.node;
   ranks_[rank]->running.erase(node);

@@ -141,6 +141,9 @@ class Replay : public sc_core::sc_module {
   void guarded(Body&& body);
   uint32_t instance_of(const std::string& group, size_t sequence);
   // The values of `run`'s collective instance, made by its first rank (nullptr: not checkable).
+  // Has the platform's Fred switches compute the routing configurations of a collective's flows
+  // ahead of them (on its first rank's issue).
+  void configure_flows(const CollectiveRun& run);
   collectives::DataPlane* data_plane(const CollectiveRun& run, const PlanLibrary::Entry& planned,
                                      const std::string& file, const chakra::TraceNode& node);
 

@@ -164,6 +164,12 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                      {"bw_utilization", duration > 0 ? c.ideal_ns / duration : 0.0},
                      {"finished_ranks", c.finished_ranks}});
   }
+  if (platform.has_fred_switches()) {
+    const hw::FredSwitch::ControlStats control = platform.fred_control_stats();
+    r["fred_control"] = {{"configurations", control.configurations},
+                         {"configured_routes", control.configured_routes},
+                         {"online_routes", control.online_routes}};
+  }
   if (const PhaseScheduler* scheduler = replay.phase_scheduler())
     r["phase_scheduler"] = {
         {"kind", collectives::to_string(spec.collectives.scheduler)},
