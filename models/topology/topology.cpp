@@ -644,10 +644,10 @@ FlowHop Topology::flow_hop(int node, int in_port, const FlowEnds& flow) const {
   return hop;
 }
 
-bool Topology::flow_enters(int node, int in_port, const FlowEnds& flow) const {
+bool Topology::flow_enters(int node, int in_port, const FlowEnds& flow,
+                           const FlowLeaves& leaves) const {
   const int link = in_[node].at(static_cast<size_t>(in_port));
   const int src = links_[link].src;
-  const FlowLeaves leaves = flow_leaves(flow);
   const auto has = [](const std::vector<int>& v, int x) {
     return std::binary_search(v.begin(), v.end(), x);
   };
@@ -663,9 +663,10 @@ bool Topology::flow_enters(int node, int in_port, const FlowEnds& flow) const {
 
 std::vector<FlowPassage> Topology::flow_passages(int node, const FlowEnds& flow) const {
   if (!carries_flows()) throw std::logic_error("flow_passages: no Fred switches in this network");
+  const FlowLeaves leaves = flow_leaves(flow);
   std::vector<FlowPassage> passages;
   for (int p = 0; p < static_cast<int>(in_[node].size()); ++p) {
-    if (!flow_enters(node, p, flow)) continue;
+    if (!flow_enters(node, p, flow, leaves)) continue;
     FlowHop hop = flow_hop(node, p, flow);
     auto it = std::find_if(passages.begin(), passages.end(),
                            [&](const FlowPassage& f) { return f.hop.stage == hop.stage; });

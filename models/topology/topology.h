@@ -228,8 +228,6 @@ class Topology {
   int add_link(int src, int dst, double gbps, double latency_ns, bool attach, int dim = 0);
   void add_duplex(int a, int b, double gbps, double latency_ns, bool attach, int dim = 0);
   int link_between(int src, int dst) const;
-  // Whether `flow`'s units come into switch `node` on input `in_port`.
-  bool flow_enters(int node, int in_port, const FlowEnds& flow) const;
   // The leaves (blocks of a tree's first level) under a flow's inputs, and under its outputs,
   // each in ascending order; and the uplink (of each leaf) it takes.
   struct FlowLeaves {
@@ -240,6 +238,8 @@ class Topology {
     }
   };
   FlowLeaves flow_leaves(const FlowEnds& flow) const;
+  // Whether `flow` (under `leaves`) comes into switch `node` on input `in_port`.
+  bool flow_enters(int node, int in_port, const FlowEnds& flow, const FlowLeaves& leaves) const;
   // The output of `node` whose link leads to node `next`, or -1.
   int port_to(int node, int next) const;
   // The step round a ring of `npus` from coordinate `from` towards `to`: +1 (up) or -1, the
