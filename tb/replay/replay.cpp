@@ -386,6 +386,20 @@ void Replay::issue(int rank, size_t i) {
   }
 }
 
+void Replay::flow_ends(const CollectiveRun& run, const collectives::FlowSpec& spec,
+                       topology::FlowEnds& ends) {
+  const auto ranks = [&](const std::vector<int>& positions, std::vector<int>& out) {
+    out.clear();
+    for (int p : positions) out.push_back((*run.members)[static_cast<size_t>(p)]);
+  };
+  ranks(spec.inputs, ends.inputs);
+  ranks(spec.outputs, ends.outputs);
+  // A collective's flows share their members' ports, which serve one flow at a time, so they
+  // pass one after the other whatever uplink they take: they all take one, and concurrent
+  // collectives spread over the others (d-mod-k by instance).
+  ends.key = run.instance;
+}
+
 void Replay::configure_flows(const CollectiveRun& run) {
   if (run.plan->flows.empty()) return;
   std::vector<hw::FredSwitch::PlannedFlow> flows;
@@ -393,10 +407,7 @@ void Replay::configure_flows(const CollectiveRun& run) {
     const collectives::FlowSpec& spec = run.plan->flows[f];
     hw::FredSwitch::PlannedFlow& planned = flows.emplace_back();
     planned.tag = (run.instance << 32) | f;
-    for (int p : spec.inputs) planned.ends.inputs.push_back((*run.members)[static_cast<size_t>(p)]);
-    for (int p : spec.outputs)
-      planned.ends.outputs.push_back((*run.members)[static_cast<size_t>(p)]);
-    planned.ends.key = run.instance;  // as the flow's commands name it (issue_op)
+    flow_ends(run, spec, planned.ends);
   }
   platform_.configure_flows(flows);
 }
@@ -465,16 +476,7 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
       c->ext.tag = (run.instance << 32) | static_cast<uint32_t>(op.peer);
       c->ext.flow_input = spec.has_input(run.position);
       c->ext.flow_output = spec.has_output(run.position);
-      auto ranks = [&](const std::vector<int>& positions, std::vector<int>& out) {
-        out.clear();
-        for (int p : positions) out.push_back((*run.members)[static_cast<size_t>(p)]);
-      };
-      ranks(spec.inputs, c->ext.flow.inputs);
-      ranks(spec.outputs, c->ext.flow.outputs);
-      // A collective's flows share their members' ports, which serve one flow at a time, so they
-      // pass one after the other whatever uplink they take: they all take one, and concurrent
-      // collectives spread over the others (d-mod-k by instance).
-      c->ext.flow.key = run.instance;
+      flow_ends(run, spec, c->ext.flow);
       c->ext.flow_class = run.traffic_class;
       send_command(run.rank, c);
       return;

@@ -144,6 +144,10 @@ class Replay : public sc_core::sc_module {
   // Has the platform's Fred switches compute the routing configurations of a collective's flows
   // ahead of them (on its first rank's issue).
   void configure_flows(const CollectiveRun& run);
+  // A flow's ends as ranks, and its key, as its commands and the Fred switches name them (refills
+  // `ends`' vectors in place: commands are reused).
+  static void flow_ends(const CollectiveRun& run, const collectives::FlowSpec& spec,
+                        topology::FlowEnds& ends);
   collectives::DataPlane* data_plane(const CollectiveRun& run, const PlanLibrary::Entry& planned,
                                      const std::string& file, const chakra::TraceNode& node);
 
