@@ -66,6 +66,24 @@ TraceNode node(uint64_t id, NodeKind kind, const std::string& name) {
   return n;
 }
 
+// The all-reduce with a sparse COMP node (a CSR SpMV, 64x64 at 10%) on rank 2, changed by `edit`.
+void sparse_on_rank2(const std::string& prefix,
+                     const std::function<void(chakra::SparseAttrs&)>& edit) {
+  all_reduce(prefix, [&](int r, Trace& t) {
+    if (r != 2) return;
+    TraceNode n = node(7, NodeKind::Compute, "spmv");
+    chakra::SparseAttrs s;
+    s.op = "spmv";
+    s.in_format = "csr";
+    s.rows = 64;
+    s.cols = 64;
+    s.density = 0.1;
+    if (edit) edit(s);
+    n.sparse = s;
+    t.nodes.push_back(n);
+  });
+}
+
 // A SEND to, or a RECV from, `peer`.
 TraceNode point(NodeKind kind, uint64_t id, int peer, int64_t tag, uint64_t bytes) {
   const bool sends = kind == NodeKind::Send;
@@ -371,6 +389,22 @@ const std::map<std::string, std::function<void(const std::string&)>>& generators
       {"comm_size_string_number",  // legal: the whole string is a number
        [](const std::string& p) { comm_size_as_string(p, "1048576"); }},
       {"comm_size_string_text", [](const std::string& p) { comm_size_as_string(p, "1 MiB"); }},
+      {"sparse_good", [](const std::string& p) { sparse_on_rank2(p, {}); }},
+      {"sparse_unknown_format",
+       [](const std::string& p) { sparse_on_rank2(p, [](auto& s) { s.in_format = "zip"; }); }},
+      {"sparse_unknown_op",
+       [](const std::string& p) { sparse_on_rank2(p, [](auto& s) { s.op = "gemm"; }); }},
+      {"sparse_density_above_one",
+       [](const std::string& p) { sparse_on_rank2(p, [](auto& s) { s.density = 1.5; }); }},
+      {"sparse_nnz_beyond_shape",
+       [](const std::string& p) {
+         sparse_on_rank2(p, [](auto& s) {
+           s.density.reset();
+           s.nnz = 4097;
+         });
+       }},
+      {"sparse_spmm_without_n",
+       [](const std::string& p) { sparse_on_rank2(p, [](auto& s) { s.op = "spmm"; }); }},
       {"six",
        [](const std::string& p) {
          chakra::MicrobenchmarkSpec spec;

@@ -17,6 +17,7 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
          const std::vector<topology::Link>& to_network)
     : sc_module(name),
       cmd("cmd"),
+      sparse("sparse"),
       rank_(rank),
       params_(params),
       cycle_(1.0 / params.clock_ghz, SC_NS),
@@ -33,6 +34,7 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
   };
   cmd.register_nb_transport_fw(this, &Npu::command);
   cmd.register_b_transport(this, &Npu::refuse_blocking);
+  sparse.register_nb_transport_bw(this, &Npu::sparse_done);
 }
 
 // Messages left in the mailbox belong to the platform's MessagePool, which frees them.
@@ -110,7 +112,26 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
       if (c->flow_input && !join_flow(trans)) return;  // completed with the error
       if (c->flow_output) post_receive(trans, kFlowSource, c->tag);
       return;
+    case CommandKind::Sparse: {
+      if (sparse.size() == 0) {  // an I/O controller: no sparse unit
+        complete(trans, tlm::TLM_COMMAND_ERROR_RESPONSE);
+        return;
+      }
+      stats_.sparse_jobs++;
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      if (sparse->nb_transport_fw(trans, phase, delay) == tlm::TLM_UPDATED &&
+          phase == tlm::BEGIN_RESP)
+        complete(trans, trans.get_response_status());
+      return;
+    }
   }
+}
+
+tlm::tlm_sync_enum Npu::sparse_done(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                    sc_time&) {
+  if (phase == tlm::BEGIN_RESP) complete(trans, trans.get_response_status());
+  return tlm::TLM_COMPLETED;
 }
 
 void Npu::post_receive(tlm::tlm_generic_payload& trans, int src, uint64_t tag) {

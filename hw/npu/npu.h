@@ -3,6 +3,7 @@
 // HBM port for memory nodes, a reduction engine for collectives, and the network interface. The
 // driver (tb/replay) issues commands on the `cmd` socket like a host driver would; each completes
 // with BEGIN_RESP on the backward path.
+#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include <functional>
@@ -12,6 +13,7 @@
 #include "hw/npu/match_queues.h"
 #include "hw/npu/network_interface.h"
 #include "hw/proto/callback_queue.h"
+#include "hw/sparse/sparse_unit.h"
 
 namespace wafersim::hw {
 
@@ -23,11 +25,14 @@ struct NpuParams {
   // Reduction engines working side by side, each at reduce_bandwidth_gbps: a received block waits
   // for the first one free.
   int reduce_engines = 1;
+  // The sparse unit beside the NPU (hw/sparse); it runs on clock_ghz.
+  sparse::UnitParams sparse_unit;
 };
 
 // Flow: the NPU's part in an in-network flow (hw/fred/flow_table.h): it sends its contribution if
 // it is an input, and takes the sum if it is an output; the command completes when both are done.
-enum class CommandKind { Compute, Memory, Send, Recv, Reduce, Flow };
+// Sparse: a job for the sparse unit (hw/sparse), passed on through the `sparse` socket.
+enum class CommandKind { Compute, Memory, Send, Recv, Reduce, Flow, Sparse };
 
 // The source rank an NPU's mailbox files the sum of a flow under.
 constexpr int kFlowSource = -1;
@@ -56,12 +61,20 @@ struct CommandExt : tlm::tlm_extension<CommandExt> {
 
 // A command: a generic payload with its CommandExt beside it, which the NPU reaches without the
 // extension lookup (set on the payload too, for any TLM-2.0 tool that asks for it). Every payload
-// sent to an NPU's `cmd` socket is a CommandPayload.
+// sent to an NPU's `cmd` socket is a CommandPayload. A Sparse command's job rides in `sparse_job`,
+// the extension the sparse unit reads when the NPU passes the payload on.
 struct CommandPayload : tlm::tlm_generic_payload {
-  CommandPayload() { set_extension(&command); }
-  // The extension is a member, not the payload's to delete.
-  ~CommandPayload() override { clear_extension(&command); }
+  CommandPayload() {
+    set_extension(&command);
+    set_extension(&sparse_job);
+  }
+  // The extensions are members, not the payload's to delete.
+  ~CommandPayload() override {
+    clear_extension(&command);
+    clear_extension(&sparse_job);
+  }
   CommandExt command;
+  SparseJobExt sparse_job;
 };
 
 inline CommandExt& command_of(tlm::tlm_generic_payload& trans) {
@@ -73,6 +86,7 @@ struct NpuStats {
   sc_core::sc_time compute_busy;
   sc_core::sc_time reduce_busy;
   sc_core::sc_time memory_busy;
+  uint64_t sparse_jobs = 0;
   uint64_t messages_sent = 0;
   uint64_t bytes_sent = 0;
   uint64_t messages_received = 0;
@@ -81,6 +95,8 @@ struct NpuStats {
 class Npu : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Npu> cmd;
+  // To the NPU-side blocks: the sparse unit (unbound on an I/O controller, which has none).
+  tlm_utils::simple_initiator_socket_optional<Npu> sparse;
 
   // `callbacks`: the platform's timed completions, shared by all NPUs (one SystemC event per
   // simulated instant however many NPUs finish something then).
@@ -130,6 +146,8 @@ class Npu : public sc_core::sc_module {
   // with an error) when the flow already runs with other bytes.
   bool join_flow(tlm::tlm_generic_payload& trans);
   void delivered(Message* m);
+  tlm::tlm_sync_enum sparse_done(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                 sc_core::sc_time& delay);
   sc_core::sc_time cycles_for(double ns) const;
 
   const int rank_;

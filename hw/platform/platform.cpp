@@ -22,6 +22,7 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
   }
   std::vector<FabricNode*> block(topology.nodes().size(), nullptr);
   npus_.resize(topology.endpoint_count());
+  sparse_units_.resize(topology.endpoint_count(), nullptr);
   for (const auto& node : topology.nodes()) {
     if (topology::is_endpoint(node.kind)) {
       // One NIC port per link pair: one per network dimension.
@@ -33,7 +34,17 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
                                         callbacks_, topology.links_of(in), topology.links_of(out));
       npus_[node.rank] = made.get();
       block[node.id] = &made->nic();
+      Npu& made_npu = *made;
       blocks_.push_back(std::move(made));
+      if (node.kind == topology::NodeKind::Npu) {  // NPU-side blocks, on their own sockets
+        sparse::UnitParams unit = npu.sparse_unit;
+        unit.clock_ghz = npu.clock_ghz;
+        auto sparse = std::make_unique<SparseUnit>((node.name + "_sparse").c_str(), node.rank, unit,
+                                                   callbacks_);
+        made_npu.sparse.bind(sparse->port);
+        sparse_units_[node.rank] = sparse.get();
+        blocks_.push_back(std::move(sparse));
+      }
     } else {
       std::unique_ptr<Router> made;
       if (node.kind == topology::NodeKind::FredSwitch) {

@@ -30,6 +30,8 @@ class Platform : public sc_core::sc_module {
   // NPUs and I/O controllers (ranks npu_count() ..); rank's endpoint block.
   int endpoint_count() const { return static_cast<int>(npus_.size()); }
   Npu& npu(int rank) { return *npus_.at(rank); }
+  // The NPU's sparse unit (nullptr for an I/O controller).
+  const SparseUnit* sparse_unit(int rank) const { return sparse_units_.at(rank); }
   const FabricParams& fabric() const { return fabric_; }
   const topology::Topology& topology() const { return topology_; }
   std::vector<LinkReport> link_reports() const;
@@ -55,7 +57,8 @@ class Platform : public sc_core::sc_module {
   WakeCalendar calendar_;  // wakes routers and network interfaces (one fabric clock)
   // The blocks, in the order they were made; destroyed newest first (~Platform).
   std::vector<std::unique_ptr<sc_core::sc_module>> blocks_;
-  std::vector<Npu*> npus_;  // by rank: NPUs, then I/O controllers
+  std::vector<Npu*> npus_;                 // by rank: NPUs, then I/O controllers
+  std::vector<SparseUnit*> sparse_units_;  // by rank; nullptr for I/O controllers
   std::vector<Router*> routers_;
   std::vector<FredSwitch*> fred_switches_;
   std::vector<std::pair<FabricNode*, int>> link_source_;  // per link: sending block and its port

@@ -7,6 +7,8 @@
 #include <string>
 #include <systemc>
 
+#include "models/sparse/unit_model.h"
+
 namespace wafersim::hw {
 
 struct TransferExt;
@@ -40,6 +42,9 @@ class Probe {
   virtual void switch_function(int node, SwitchFunction function, const sc_core::sc_time& start,
                                const sc_core::sc_time& end) {}
   virtual void switch_phase(int node, uint64_t phase, const sc_core::sc_time& at) {}
+  // Sparse units (by rank): a job runs from `start`, `timing.steps` long in cycles of `cycle`.
+  virtual void sparse_job(int rank, const sc_core::sc_time& start, const sc_core::sc_time& cycle,
+                          const sparse::UnitTiming& timing) {}
   // Replay: trace node `node_id` of `rank` ran from `start` to now. `category` is compute, memory,
   // communication or host.
   virtual void node_span(int rank, uint64_t node_id, const std::string& name, const char* category,

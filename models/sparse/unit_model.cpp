@@ -103,7 +103,8 @@ std::vector<std::pair<uint64_t, Slice>> data_slices(const Matrix& m, bool by_col
 
 class Model {
  public:
-  Model(const SparseJob& job, const UnitParams& p) : job_(job), p_(p), l_(p.layout) {
+  Model(const SparseJob& job, const UnitParams& p, bool record)
+      : job_(job), p_(p), l_(job.layout ? *job.layout : p.layout), record_(record) {
     bytes_per_cycle_ = std::max(1e-9, p.hbm_bandwidth_gbps / p.clock_ghz);
   }
 
@@ -243,6 +244,10 @@ class Model {
         part.elements_in += run * working->elements_in;
         part.elements_out += run * working->elements_out;
       }
+      if (record_)
+        part.steps.push_back({run, step, working ? working->elements_in : 0,
+                              working ? working->elements_out : 0, working ? step - memory : 0,
+                              reading || writing ? step - datapath : 0});
       t += run;
     }
     part.blocks = blocks;
@@ -250,16 +255,9 @@ class Model {
   }
 
   void add(const UnitTiming& part, uint64_t repeat) {
-    t_.cycles += repeat * part.cycles;
-    t_.memory_cycles += repeat * part.memory_cycles;
-    t_.datapath_cycles += repeat * part.datapath_cycles;
-    t_.memory_stall_cycles += repeat * part.memory_stall_cycles;
-    t_.datapath_stall_cycles += repeat * part.datapath_stall_cycles;
-    t_.bytes_read += repeat * part.bytes_read;
-    t_.bytes_written += repeat * part.bytes_written;
-    t_.blocks += repeat * part.blocks;
-    t_.elements_in += repeat * part.elements_in;
-    t_.elements_out += repeat * part.elements_out;
+    accumulate(t_, part, repeat);
+    for (uint64_t r = 0; r < repeat && !part.steps.empty(); ++r)
+      t_.steps.insert(t_.steps.end(), part.steps.begin(), part.steps.end());
   }
 
   // The closing CSR/CSC pointer, read or written once.
@@ -373,14 +371,28 @@ class Model {
   const SparseJob& job_;
   const UnitParams& p_;
   const Layout& l_;
+  const bool record_;
   double bytes_per_cycle_ = 1;
   UnitTiming t_;
 };
 
 }  // namespace
 
-UnitTiming time_job(const SparseJob& job, const UnitParams& params) {
-  return Model(job, params).run();
+void accumulate(UnitTiming& total, const UnitTiming& part, uint64_t repeat) {
+  total.cycles += repeat * part.cycles;
+  total.memory_cycles += repeat * part.memory_cycles;
+  total.datapath_cycles += repeat * part.datapath_cycles;
+  total.memory_stall_cycles += repeat * part.memory_stall_cycles;
+  total.datapath_stall_cycles += repeat * part.datapath_stall_cycles;
+  total.bytes_read += repeat * part.bytes_read;
+  total.bytes_written += repeat * part.bytes_written;
+  total.blocks += repeat * part.blocks;
+  total.elements_in += repeat * part.elements_in;
+  total.elements_out += repeat * part.elements_out;
+}
+
+UnitTiming time_job(const SparseJob& job, const UnitParams& params, bool record_steps) {
+  return Model(job, params, record_steps).run();
 }
 
 Advice advise(const MatrixStats& a, std::optional<SparseOp> op, uint64_t dense_cols,

@@ -22,7 +22,7 @@ struct UnitParams {
   double clock_ghz = 1.0;            // the NPU's clock (npu.clock_ghz)
   double hbm_bandwidth_gbps = 128;   // the unit's own HBM port (its DMA), 1e9 bytes/s
   int lanes = 8;                     // non-zeros decoded or encoded per cycle
-  int macs_per_cycle = 16;           // multiply-accumulates per cycle on the compute path
+  int macs_per_cycle = 4096;         // multiply-accumulates per cycle on the compute path
   int dense_values_per_cycle = 32;   // dense values compared (decode) or written (encode) per cycle
   int scan_bits_per_cycle = 512;     // bitmap positions a popcount tree examines per cycle
   int segment_cycles = 1;            // cycles a lane spends on a CSR row's / CSC column's pointer
@@ -53,6 +53,17 @@ struct SparseJob {
   std::optional<Format> b_format;  // Spmm with a sparse B
   MatrixStats b;                   // Spmm with a sparse B
   const Matrix* a_data = nullptr;  // when set, blocks are counted on the data (else even spread)
+  std::optional<Layout> layout;    // the tensors' widths, when not the unit's default layout
+};
+
+// A run of `count` pipeline steps that cost the same: for waveforms (hw/sparse, tb/observe).
+struct StepRun {
+  uint64_t count = 0;
+  uint64_t cycles = 0;          // one step
+  uint64_t elements_in = 0;     // entries the datapath decoded in one step
+  uint64_t elements_out = 0;    // entries encoded (or MACs) in one step
+  uint64_t memory_stall = 0;    // port idle cycles in one step
+  uint64_t datapath_stall = 0;  // datapath idle cycles in one step
 };
 
 struct UnitTiming {
@@ -68,9 +79,15 @@ struct UnitTiming {
   uint64_t elements_in = 0;   // entries decoded (non-zeros, RLC fillers, ELL padding, dense values)
   uint64_t elements_out = 0;  // entries encoded, or MACs on the compute path
   double ns(double clock_ghz) const { return static_cast<double>(cycles) / clock_ghz; }
+  // With `record_steps`: the schedule, step by step (the pipeline fill and closing pointers, at
+  // the end, are not steps).
+  std::vector<StepRun> steps;
 };
 
-UnitTiming time_job(const SparseJob& job, const UnitParams& params);
+// Adds `part`'s counters (not its steps) to `total`, `repeat` times.
+void accumulate(UnitTiming& total, const UnitTiming& part, uint64_t repeat = 1);
+
+UnitTiming time_job(const SparseJob& job, const UnitParams& params, bool record_steps = false);
 
 // For `wafersim sparse-advise` and `format: auto`: each format's size, the unit's cycles to convert
 // a dense tensor into it, and (with an op) its SpMV / SpMM cycles; `recommended` is the format with

@@ -37,6 +37,23 @@ enum class CollectiveKind : int {
 const char* to_string(NodeKind kind);
 const char* to_string(CollectiveKind kind);
 
+// A COMP node for the sparse unit, in wafersim's attributes (docs/sparse.md), as written; checked
+// when read (tb/chakra/sparse_node.h).
+struct SparseAttrs {
+  std::string op;                   // sparse_op: convert, spmv, spmm
+  std::string in_format;            // sparse_in_format: a format or auto
+  std::string out_format;           // sparse_out_format (convert): a format or auto
+  uint64_t rows = 0;                // sparse_rows
+  uint64_t cols = 0;                // sparse_cols
+  std::optional<double> density;    // sparse_density, or
+  std::optional<uint64_t> nnz;      // sparse_nnz
+  uint64_t n = 0;                   // sparse_n: SpMM's B columns
+  std::string b_format;             // sparse_b_format: SpMM with a sparse B
+  std::optional<double> b_density;  // sparse_b_density
+  int64_t value_bytes = 4;          // sparse_value_bytes
+  int64_t index_bytes = 4;          // sparse_index_bytes
+};
+
 struct TraceNode {
   uint64_t id = 0;
   std::string name;
@@ -59,6 +76,7 @@ struct TraceNode {
   // A collective-graph node written by wafersim: what it moves (collectives::DataRef as chunk,
   // src buffer, src first, dst buffer, dst first, count, reduce), in the attribute wafersim_data.
   std::vector<int64_t> data_ref;
+  std::optional<SparseAttrs> sparse;  // sparse_* attributes: runs on the NPU's sparse unit
 };
 
 struct Trace {

@@ -17,6 +17,7 @@
 
 #include "et_def.pb.h"
 #include "models/common/error.h"
+#include "tb/chakra/sparse_node.h"
 #include "tb/chakra/trace.h"
 
 namespace wafersim::chakra {
@@ -150,6 +151,52 @@ uint64_t non_negative(const std::string& file, const pb::Node& n, const pb::Attr
   return static_cast<uint64_t>(v);
 }
 
+double real(const std::string& file, const pb::Node& n, const pb::AttributeProto& a) {
+  if (a.value_case() == pb::AttributeProto::kDoubleVal) return a.double_val();
+  if (a.value_case() == pb::AttributeProto::kFloatVal) return a.float_val();
+  if (auto v = integer_value(a)) return static_cast<double>(*v);
+  throw InputError(file, attribute_item(n, a), "expected a number");
+}
+
+// The sparse_* attributes (docs/sparse.md); false when the name is not one of them.
+bool read_sparse_attribute(const std::string& file, const pb::Node& n, const pb::AttributeProto& a,
+                           TraceNode& t) {
+  const std::string& name = a.name();
+  if (name.rfind("sparse_", 0) != 0) return false;
+  SparseAttrs& s = t.sparse ? *t.sparse : t.sparse.emplace();
+  if (name == "sparse_op")
+    s.op = string_value(a);
+  else if (name == "sparse_in_format")
+    s.in_format = string_value(a);
+  else if (name == "sparse_out_format")
+    s.out_format = string_value(a);
+  else if (name == "sparse_b_format")
+    s.b_format = string_value(a);
+  else if (name == "sparse_rows")
+    s.rows = non_negative(file, n, a);
+  else if (name == "sparse_cols")
+    s.cols = non_negative(file, n, a);
+  else if (name == "sparse_nnz")
+    s.nnz = non_negative(file, n, a);
+  else if (name == "sparse_n")
+    s.n = non_negative(file, n, a);
+  else if (name == "sparse_density")
+    s.density = real(file, n, a);
+  else if (name == "sparse_b_density")
+    s.b_density = real(file, n, a);
+  else if (name == "sparse_value_bytes")
+    s.value_bytes = integer(file, n, a);
+  else if (name == "sparse_index_bytes")
+    s.index_bytes = integer(file, n, a);
+  else
+    throw InputError(file, attribute_item(n, a),
+                     "unknown sparse attribute (known: sparse_op, sparse_in_format, "
+                     "sparse_out_format, sparse_rows, sparse_cols, sparse_density, sparse_nnz, "
+                     "sparse_n, sparse_b_format, sparse_b_density, sparse_value_bytes, "
+                     "sparse_index_bytes)");
+  return true;
+}
+
 TraceNode convert(const std::string& file, const pb::Node& n) {
   TraceNode t;
   t.id = n.id();
@@ -165,6 +212,7 @@ TraceNode convert(const std::string& file, const pb::Node& n) {
   t.inputs_values = n.inputs().values();
   for (const auto& a : n.attr()) {
     const std::string& name = a.name();
+    if (read_sparse_attribute(file, n, a, t)) continue;
     if (name == "is_cpu_op") {
       t.is_cpu_op = integer(file, n, a) != 0;
     } else if (name == "num_ops") {
@@ -193,6 +241,7 @@ TraceNode convert(const std::string& file, const pb::Node& n) {
       t.data_ref.assign(a.int64_list().values().begin(), a.int64_list().values().end());
     }
   }
+  if (t.sparse) check_sparse(file, t);
   return t;
 }
 
@@ -331,6 +380,33 @@ void add_uint(pb::Node* n, const char* name, uint64_t v) {
   a->set_uint64_val(v);
 }
 
+void add_string(pb::Node* n, const char* name, const std::string& v) {
+  auto* a = n->add_attr();
+  a->set_name(name);
+  a->set_string_val(v);
+}
+
+void add_double(pb::Node* n, const char* name, double v) {
+  auto* a = n->add_attr();
+  a->set_name(name);
+  a->set_double_val(v);
+}
+
+void add_sparse(pb::Node* n, const SparseAttrs& s) {
+  add_string(n, "sparse_op", s.op);
+  add_string(n, "sparse_in_format", s.in_format);
+  if (!s.out_format.empty()) add_string(n, "sparse_out_format", s.out_format);
+  add_uint(n, "sparse_rows", s.rows);
+  add_uint(n, "sparse_cols", s.cols);
+  if (s.density) add_double(n, "sparse_density", *s.density);
+  if (s.nnz) add_uint(n, "sparse_nnz", *s.nnz);
+  if (s.n) add_uint(n, "sparse_n", s.n);
+  if (!s.b_format.empty()) add_string(n, "sparse_b_format", s.b_format);
+  if (s.b_density) add_double(n, "sparse_b_density", *s.b_density);
+  add_int(n, "sparse_value_bytes", s.value_bytes);
+  add_int(n, "sparse_index_bytes", s.index_bytes);
+}
+
 template <typename Message>
 void write_delimited(io::ZeroCopyOutputStream* raw, const Message& msg) {
   io::CodedOutputStream out(raw);
@@ -379,6 +455,7 @@ void write_trace(const std::string& path, const Trace& trace) {
         a->set_name("pg_name");
         a->set_string_val(t.pg_name);
       }
+      if (t.sparse) add_sparse(&n, *t.sparse);
       if (!t.data_ref.empty()) {
         auto* a = n.add_attr();
         a->set_name("wafersim_data");

@@ -12,6 +12,7 @@
 
 #include "models/common/error.h"
 #include "tb/chakra/generator.h"
+#include "tb/chakra/sparse_workload.h"
 #include "tb/chakra/workload_check.h"
 #include "tb/cli/check.h"
 #include "tb/cli/validators.h"
@@ -19,6 +20,7 @@
 #include "tb/common/error_path.h"
 #include "tb/common/stop_signals.h"
 #include "tb/run/run.h"
+#include "tb/sparse/sparse_advise.h"
 #include "tb/study/study.h"
 #include "tb/traffic/traffic_run.h"
 
@@ -159,6 +161,44 @@ int dispatch(int argc, char* argv[]) {
                    "all at once")
       ->check(tb::whole_number(0, 4096));
 
+  std::string gen_workload = "collective";
+  chakra::SparseMlpSpec gen_sparse;
+  gen_cmd
+      ->add_option("--workload", gen_workload,
+                   "collective (a microbenchmark) | sparse-mlp (a pruned MLP on the sparse "
+                   "units, data parallel: docs/sparse.md)")
+      ->check(CLI::IsMember({"collective", "sparse-mlp"}));
+  gen_cmd->add_option("--layers", gen_sparse.layers, "sparse-mlp: layers")
+      ->check(tb::whole_number(1, 1000000));
+  gen_cmd->add_option("--hidden", gen_sparse.hidden, "sparse-mlp: weights are hidden x hidden")
+      ->check(tb::whole_number(1, 1ll << 20));
+  gen_cmd->add_option("--batch", gen_sparse.batch, "sparse-mlp: activation columns (SpMM's B)")
+      ->check(tb::whole_number(1, 1ll << 20));
+  gen_cmd
+      ->add_option("--densities", gen_sparse.densities,
+                   "sparse-mlp: weight density per layer, repeated in turn (e.g. 0.5,0.1,0.02)")
+      ->delimiter(',');
+  gen_cmd->add_option("--sparse-format", gen_sparse.format,
+                      "sparse-mlp: the weights' format, or auto (sparse-advise's choice)");
+  gen_cmd->add_flag("--dense-layers", gen_sparse.dense_layers,
+                    "sparse-mlp: the same layers as dense COMP nodes (roofline), for comparison");
+
+  tb::SparseAdviseOptions advise;
+  auto* advise_cmd = app.add_subcommand(
+      "sparse-advise", "each compression format's size and the sparse unit's cycles for a tensor");
+  advise_cmd->add_option("--shape", advise.shape, "ROWSxCOLS, e.g. 4096x1024")->required();
+  advise_cmd->add_option("--density", advise.density, "non-zeros / positions, in [0, 1]")
+      ->required();
+  advise_cmd->add_option("--op", advise.op,
+                         "spmv | spmm: also the unit's compute cycles per format");
+  advise_cmd->add_option("--n", advise.n, "spmm: the dense B's columns (default 64)")
+      ->check(tb::whole_number(1, 1ll << 30));
+  advise_cmd->add_option("--index-bytes", advise.index_bytes, "index width, bytes (default 4)")
+      ->check(CLI::IsMember({1, 2, 4, 8}));
+  advise_cmd->add_option("--value-bytes", advise.value_bytes, "value width, bytes (default 4)")
+      ->check(CLI::IsMember({1, 2, 4, 8}));
+  add_platform_options(advise_cmd, advise.platform);
+
   tb::TrafficOptions traffic;
   bool traffic_quiet = false;
   auto* traffic_cmd = app.add_subcommand(
@@ -283,6 +323,7 @@ int dispatch(int argc, char* argv[]) {
     run.data.type = collectives::element_from_string(data_type);
     return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
   }
+  if (*advise_cmd) return tb::sparse_advise(advise, std::cout);
   if (*export_cmd) return tb::export_collective(export_options, std::cout);
   if (*synth_cmd) return tb::synth_collective(synth, std::cout);
   if (*check_cmd) {
@@ -325,6 +366,19 @@ int dispatch(int argc, char* argv[]) {
     return tb::run_study(study, self, study_out, jobs, std::cout, std::cerr);
   }
   if (*inspect_cmd) return tb::inspect_trace(inspect_file, std::cout, std::cerr);
+  if (*gen_cmd && gen_workload == "sparse-mlp") {
+    gen_sparse.ranks = gen.ranks;
+    try {
+      chakra::check_sparse_mlp(gen_sparse);
+    } catch (const std::invalid_argument& e) {
+      throw InputError("command line", "generate --workload sparse-mlp", e.what());
+    }
+    chakra::write_sparse_mlp(gen_prefix, gen_sparse);
+    std::cout << "wrote " << gen_sparse.ranks << " traces " << gen_prefix << ".<rank>.et ("
+              << gen_sparse.layers << " " << (gen_sparse.dense_layers ? "dense" : "sparse")
+              << " layers)\n";
+    return 0;
+  }
   if (*gen_cmd) {
     try {
       gen.collective = chakra::collective_from_string(gen_collective);

@@ -8,6 +8,7 @@
 
 #include "hw/proto/probe.h"
 #include "models/common/error.h"
+#include "tb/chakra/sparse_node.h"
 #include "tb/report/utilisation.h"
 
 namespace wafersim::tb {
@@ -81,7 +82,7 @@ struct Replay::RankState {
   size_t done = 0;
   int compute_inflight = 0;
   int comm_inflight = 0;
-  Lane compute_lane, comm_lane;
+  Lane compute_lane, sparse_lane, comm_lane;
   sc_time last, compute, comm, exposed, finish;
 };
 
@@ -155,7 +156,7 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
       }
       const auto& node = nodes[i];
       if (spec.compute == ComputeModel::Roofline && node.kind == NodeKind::Compute &&
-          !node.is_cpu_op && !node.num_ops)
+          !node.is_cpu_op && !node.num_ops && !node.sparse)
         throw InputError(state->trace->file, "node " + std::to_string(node.id),
                          "num_ops is missing (the roofline compute model needs it)");
     }
@@ -290,6 +291,13 @@ void Replay::issue(int rank, size_t i) {
   switch (node.kind) {
     case NodeKind::Compute: {
       Command* c = command();
+      if (node.sparse) {  // on the NPU's sparse unit
+        c->ext.kind = hw::CommandKind::Sparse;
+        c->trans.sparse_job.job = chakra::sparse_job(*node.sparse, spec_.npu.sparse_unit);
+        r.compute_inflight++;
+        send_command(rank, c);
+        return;
+      }
       c->ext.kind = hw::CommandKind::Compute;
       c->ext.roofline = spec_.compute == ComputeModel::Roofline;
       c->ext.duration = duration_of(r.trace->file, node);
@@ -515,10 +523,14 @@ void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
     const RankState& r = *ranks_[rank];
     const chakra::TraceNode& n = r.trace->nodes[node];
     std::ostringstream what;
-    what << r.trace->file << ": node " << n.id << " '" << n.name
-         << "': " << (run ? "a collective step receives" : "receives") << " from rank " << ext->peer
-         << " a message of " << ext->received_bytes << " bytes where " << ext->bytes
-         << " were expected (do the ranks agree on comm_size?)";
+    what << r.trace->file << ": node " << n.id << " '" << n.name << "': ";
+    if (ext->kind == hw::CommandKind::Sparse)
+      what << "a sparse node on rank " << rank
+           << ", which has no sparse unit (an I/O controller: only NPUs have one)";
+    else
+      what << (run ? "a collective step receives" : "receives") << " from rank " << ext->peer
+           << " a message of " << ext->received_bytes << " bytes where " << ext->bytes
+           << " were expected (do the ranks agree on comm_size?)";
     errors_.push_back(what.str());
     sc_core::sc_stop();
   }
@@ -633,8 +645,9 @@ void Replay::phase_progress(CollectiveRun& run, uint32_t k) {
 Replay::Lane* Replay::lane_of(RankState& r, const chakra::TraceNode& node) const {
   // Like a stream on a real device (and ASTRA-sim), the driver may keep one compute kernel, and one
   // collective or send, in flight and launch the ready one that comes first in program order.
+  // The sparse unit is a stream of its own beside the compute engine.
   if (node.kind == NodeKind::Compute && spec_.compute_order == ComputeOrder::NodeId)
-    return &r.compute_lane;
+    return node.sparse ? &r.sparse_lane : &r.compute_lane;
   if ((node.kind == NodeKind::Collective || node.kind == NodeKind::Send) &&
       spec_.comm_order == CommOrder::NodeId)
     return &r.comm_lane;

@@ -7,6 +7,23 @@
 namespace wafersim::tb {
 
 namespace {
+
+// One NPU's sparse unit: its jobs and where their cycles went (docs/outputs.md).
+nlohmann::json sparse_unit_json(const hw::SparseUnit& unit) {
+  const hw::SparseUnitStats& st = unit.stats();
+  return {{"jobs", st.jobs},
+          {"busy_ns", st.busy.to_seconds() * 1e9},
+          {"cycles", st.total.cycles},
+          {"memory_cycles", st.total.memory_cycles},
+          {"datapath_cycles", st.total.datapath_cycles},
+          {"memory_stall_cycles", st.total.memory_stall_cycles},
+          {"datapath_stall_cycles", st.total.datapath_stall_cycles},
+          {"bytes_read", st.total.bytes_read},
+          {"bytes_written", st.total.bytes_written},
+          {"elements_in", st.total.elements_in},
+          {"elements_out", st.total.elements_out}};
+}
+
 // Nanoseconds from the kernel's integer picoseconds: one correctly rounded division, so reports
 // show 14339.001, not 14339.001000000002.
 double ns(const sc_core::sc_time& t) {
@@ -125,6 +142,8 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
                     {"messages_sent", st.messages_sent},
                     {"bytes_sent", st.bytes_sent},
                     {"reduce_busy_ns", ns(st.reduce_busy)}});
+    if (st.sparse_jobs > 0)
+      npus.back()["sparse_unit"] = sparse_unit_json(*platform.sparse_unit(rr.rank));
   }
   auto& links = r["links"] = nlohmann::json::array();
   for (const auto& l : platform.link_reports()) {

@@ -1,0 +1,59 @@
+#pragma once
+// The sparse-format conversion and compute unit beside an NPU (docs/sparse.md): a target on its own
+// TLM-2.0 socket, which the NPU reaches through an initiator socket, as further NPU-side blocks (a
+// DMA, a memory controller) would be. It takes one job at a time, in arrival order: a conversion
+// between compression formats or an SpMV / SpMM on compressed operands. Its cycles come from
+// models/sparse/unit_model (a double-buffered pipeline whose blocks cost what their data holds),
+// counted on the NPU's clock; the job completes with BEGIN_RESP on the backward path.
+#include <tlm_utils/simple_target_socket.h>
+
+#include <systemc>
+
+#include "hw/proto/callback_queue.h"
+#include "models/sparse/unit_model.h"
+
+namespace wafersim::hw {
+
+// The job a payload sent to a SparseUnit carries; the unit fills in `timing`.
+struct SparseJobExt : tlm::tlm_extension<SparseJobExt> {
+  sparse::SparseJob job;
+  sparse::UnitTiming timing;
+  tlm::tlm_extension_base* clone() const override { return new SparseJobExt(*this); }
+  void copy_from(const tlm::tlm_extension_base& o) override {
+    *this = static_cast<const SparseJobExt&>(o);
+  }
+};
+
+struct SparseUnitStats {
+  uint64_t jobs = 0;
+  sc_core::sc_time busy;
+  sparse::UnitTiming total;  // the jobs' timings summed (cycles, bytes, stalls, elements)
+};
+
+class SparseUnit : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<SparseUnit> port;
+
+  SparseUnit(sc_core::sc_module_name name, int rank, const sparse::UnitParams& params,
+             CallbackQueue& callbacks);
+
+  const SparseUnitStats& stats() const { return stats_; }
+  const sparse::UnitParams& params() const { return params_; }
+
+ private:
+  tlm::tlm_sync_enum request(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                             sc_core::sc_time& delay);
+  // Jobs are non-blocking only, like the NPU's commands.
+  void refuse_blocking(tlm::tlm_generic_payload& trans, sc_core::sc_time&) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+  }
+
+  const int rank_;
+  const sparse::UnitParams params_;
+  const sc_core::sc_time cycle_;
+  CallbackQueue& callbacks_;
+  sc_core::sc_time free_at_;
+  SparseUnitStats stats_;
+};
+
+}  // namespace wafersim::hw
