@@ -123,6 +123,13 @@ nlohmann::json read_json(const std::string& path) {
 }
 
 // An all-reduce microbenchmark under `dir`; returns its trace prefix.
+// A signal's changes as (time in ps, value); a failure when the VCD has no such signal.
+std::vector<std::pair<uint64_t, uint64_t>> changes_of(const Vcd& vcd, const std::string& name) {
+  EXPECT_TRUE(vcd.id_of.count(name)) << name;
+  return vcd.id_of.count(name) ? vcd.changes.at(vcd.id_of.at(name))
+                               : std::vector<std::pair<uint64_t, uint64_t>>{};
+}
+
 std::string write_all_reduce(const std::string& dir, int ranks, uint64_t bytes, int iterations = 1,
                              uint64_t compute_us = 0) {
   chakra::MicrobenchmarkSpec spec;
@@ -209,11 +216,7 @@ TEST(Observe, FredSwitchWaveformShowsItsFunctionsAndPhase) {
       " --waves " + dir + "/run.vcd --waves-select 'platform.leaf0.*' 'platform.spine.*'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Vcd vcd = parse_vcd(dir + "/run.vcd");
-  auto changes = [&](const std::string& name) {
-    EXPECT_TRUE(vcd.id_of.count(name)) << name;
-    return vcd.id_of.count(name) ? vcd.changes.at(vcd.id_of.at(name))
-                                 : std::vector<std::pair<uint64_t, uint64_t>>{};
-  };
+  auto changes = [&](const std::string& name) { return changes_of(vcd, name); };
   // Each function is on once: (start, end) in ps.
   auto once = [&](const std::string& name) {
     const auto c = changes(name);
@@ -410,3 +413,57 @@ TEST(Observe, InterruptedRunWritesAnIncompleteReport) {
 TEST(Observe, TerminatedRunWritesAnIncompleteReport) {
   expect_stopped_cleanly(SIGTERM, 143, "terminated");
 }
+
+namespace wafersim::tb {
+namespace {
+
+// The sparse unit's view (waves/sparse_unit.gtkw) of one CSR -> COO conversion, hand-worked in
+// tests/test_sparse_unit_model.cpp: 64 blocks of 10 rows; a first step of 3 cycles (read only),
+// 64 of 7 (the last writing only 4 of them, so the port waits 3), a last of 4 (write only, the
+// datapath waits 4); then the closing pointer and the pipeline fill, 13 cycles, unit busy to 468.
+TEST(Observe, SparseUnitWaveformShowsItsPipelineStepByStep) {
+  const std::string dir = temp_dir("sparse_waves");
+  chakra::TraceNode n;
+  n.id = 0;
+  n.name = "convert";
+  n.kind = chakra::NodeKind::Compute;
+  chakra::SparseAttrs s;
+  s.op = "convert";
+  s.in_format = "csr";
+  s.out_format = "coo";
+  s.rows = 640;
+  s.cols = 64;
+  s.nnz = 2560;
+  n.sparse = s;
+  chakra::Trace t;
+  t.nodes = {n};
+  for (int r = 0; r < 8; ++r) chakra::write_trace(dir + "/w." + std::to_string(r) + ".et", t);
+  auto r = wafersim::testing::wafersim(
+      "run --quiet --platform " + source("configs/ring_8npus.yaml") + " --workload " + dir +
+      "/w --set npu.sparse_unit.hbm_bandwidth_gbps=128 npu.sparse_unit.block_bytes=360 --out " +
+      dir + " --waves " + dir + "/run.vcd --waves-select 'platform.npu0_sparse.*'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Vcd vcd = parse_vcd(dir + "/run.vcd");
+  auto changes = [&](const std::string& name) { return changes_of(vcd, name); };
+  using Changes = std::vector<std::pair<uint64_t, uint64_t>>;
+  const uint64_t ns = 1000;  // ps
+  // (time, value) of each change; the dump's initial values are at 0.
+  EXPECT_EQ(changes("platform.npu0_sparse.busy"), (Changes{{0, 1}, {468 * ns, 0}}));
+  EXPECT_EQ(changes("platform.npu0_sparse.step_cycles"),
+            (Changes{{0, 3}, {3 * ns, 7}, {451 * ns, 4}, {455 * ns, 0}}));
+  // 40 non-zeros a block, while the datapath works (steps 1 to 64).
+  EXPECT_EQ(changes("platform.npu0_sparse.elements_in"),
+            (Changes{{0, 0}, {3 * ns, 40}, {451 * ns, 0}}));
+  // The port waits 4 cycles in step 1 (it reads 3 while the datapath works 7), none while it
+  // reads and writes (7 of 7), 3 in step 64 (it writes 4).
+  EXPECT_EQ(changes("platform.npu0_sparse.memory_stall"),
+            (Changes{{0, 0}, {3 * ns, 4}, {10 * ns, 0}, {444 * ns, 3}, {451 * ns, 0}}));
+  // Every signal the standard view shows is in the VCD.
+  std::ifstream view(source("waves/sparse_unit.gtkw"));
+  for (std::string line; std::getline(view, line);)
+    if (line.rfind("platform.", 0) == 0)
+      EXPECT_TRUE(vcd.id_of.count(line.substr(0, line.find('[')))) << line;
+}
+
+}  // namespace
+}  // namespace wafersim::tb

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "tb/chakra/sparse_node.h"
 #include "tb/chakra/sparse_workload.h"
@@ -127,6 +129,44 @@ TEST(SparseUnit, AGeneratedPrunedMlpRunsItsLayersOnTheUnitsAndItsGradientsOnTheN
   EXPECT_EQ(report["collectives"][0]["bytes"], 131072u * 2);
   EXPECT_EQ(report["collectives"][1]["bytes"], 13108u * 2);  // ceil(262,144 x 0.05)
   for (const auto& npu : report["npus"]) EXPECT_EQ(npu["sparse_unit"]["jobs"], 10);
+}
+
+}  // namespace
+}  // namespace wafersim
+
+namespace wafersim {
+namespace {
+
+TEST(SparseStudy, EveryCaseIsARowWhoseSpeedupIsSoftwareOverTheUnit) {
+  const std::string dir = testing::temp_dir("sparse_study");
+  std::ofstream(dir + "/s.yaml") << "shapes: [64x32, 16x200]\n"
+                                    "densities: [0.05, 0.5]\n"
+                                    "structures: [uniform, block]\n"
+                                    "conversions: [coo->csr, csr->csc, csr->rlc]\n"
+                                    "repeats: 1\n";
+  const auto r = testing::wafersim("sparse-study " + dir + "/s.yaml --out " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream csv(dir + "/out/results.csv");
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "shape,structure,density,nnz,from,to,hw_ns,sw_ns,speedup,sw_impl,hw_bound");
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream s(line);
+    for (std::string x; std::getline(s, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 11u) << line;
+    const double hw = std::stod(f[6]), sw = std::stod(f[7]), speedup = std::stod(f[8]);
+    EXPECT_GT(hw, 0);
+    EXPECT_NEAR(speedup, sw / hw, 1e-3 * speedup + 1e-3) << line;
+    EXPECT_EQ(f[9], f[5] == "rlc" ? "wafersim-codecs" : "eigen") << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2 * 2 * 2 * 3);
+  std::ifstream map(dir + "/out/compactness.csv");
+  int map_rows = -1;
+  while (std::getline(map, line)) ++map_rows;
+  EXPECT_EQ(map_rows, 4);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "tb/common/stop_signals.h"
 #include "tb/run/run.h"
 #include "tb/sparse/sparse_advise.h"
+#include "tb/sparse/sparse_study.h"
 #include "tb/study/study.h"
 #include "tb/traffic/traffic_run.h"
 
@@ -199,6 +200,14 @@ int dispatch(int argc, char* argv[]) {
       ->check(CLI::IsMember({1, 2, 4, 8}));
   add_platform_options(advise_cmd, advise.platform);
 
+  std::string sparse_study_file, sparse_study_out;
+  auto* sparse_study_cmd =
+      app.add_subcommand("sparse-study",
+                         "the sparse unit's conversions against software on this CPU, and the "
+                         "compactness map (configs/studies/sparse_conversion.yaml)");
+  sparse_study_cmd->add_option("file", sparse_study_file, "study YAML")->required();
+  sparse_study_cmd->add_option("--out", sparse_study_out, "output folder")->required();
+
   tb::TrafficOptions traffic;
   bool traffic_quiet = false;
   auto* traffic_cmd = app.add_subcommand(
@@ -324,6 +333,8 @@ int dispatch(int argc, char* argv[]) {
     return tb::run_simulation(run, quiet ? static_cast<std::ostream&>(sink) : std::cout, std::cerr);
   }
   if (*advise_cmd) return tb::sparse_advise(advise, std::cout);
+  if (*sparse_study_cmd)
+    return tb::run_sparse_study(sparse_study_file, sparse_study_out, std::cout);
   if (*export_cmd) return tb::export_collective(export_options, std::cout);
   if (*synth_cmd) return tb::synth_collective(synth, std::cout);
   if (*check_cmd) {

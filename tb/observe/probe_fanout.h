@@ -38,6 +38,10 @@ class ProbeFanout : public hw::Probe {
   void switch_phase(int node, uint64_t phase, const sc_core::sc_time& at) override {
     for (auto* p : probes_) p->switch_phase(node, phase, at);
   }
+  void sparse_job(int rank, const sc_core::sc_time& start, const sc_core::sc_time& cycle,
+                  const sparse::UnitTiming& timing) override {
+    for (auto* p : probes_) p->sparse_job(rank, start, cycle, timing);
+  }
   void node_span(int rank, uint64_t node_id, const std::string& name, const char* category,
                  const sc_core::sc_time& start) override {
     for (auto* p : probes_) p->node_span(rank, node_id, name, category, start);

@@ -84,6 +84,14 @@ WaveRecorder::WaveRecorder(const WaveOptions& options, const topology::Topology&
     npu_[r].compute = add("platform." + npu, "compute_busy", 1, npu);
     npu_[r].queue = add("platform." + npu + ".nic", "queue_depth", 16, npu);
     npu_[r].step = add("platform." + npu, "collective_step", 16, npu);
+    if (topology.nodes()[topology.endpoint_node(r)].kind != topology::NodeKind::Npu) continue;
+    const std::string unit = "platform." + npu + "_sparse";
+    npu_[r].sparse_busy = add(unit, "busy", 1, npu + "_sparse");
+    npu_[r].sparse_step = add(unit, "step_cycles", 32, npu + "_sparse");
+    npu_[r].sparse_in = add(unit, "elements_in", 32, npu + "_sparse");
+    npu_[r].sparse_out = add(unit, "elements_out", 32, npu + "_sparse");
+    npu_[r].sparse_memory_stall = add(unit, "memory_stall", 32, npu + "_sparse");
+    npu_[r].sparse_datapath_stall = add(unit, "datapath_stall", 32, npu + "_sparse");
   }
   from_ps_ = static_cast<uint64_t>(std::llround(options_.from_ns * 1000));
   to_ps_ =
@@ -146,6 +154,26 @@ void WaveRecorder::compute_busy(int rank, const sc_core::sc_time& start,
                                 const sc_core::sc_time& end) {
   record(npu_[rank].compute, start, 1);
   record(npu_[rank].compute, end, 0);
+}
+
+void WaveRecorder::sparse_job(int rank, const sc_core::sc_time& start,
+                              const sc_core::sc_time& cycle, const sparse::UnitTiming& timing) {
+  // A run of identical steps holds its values, so one change per run is the per-cycle view.
+  const NpuSignals& n = npu_[rank];
+  sc_core::sc_time at = start;
+  record(n.sparse_busy, start, 1);
+  for (const sparse::StepRun& run : timing.steps) {
+    record(n.sparse_step, at, run.cycles);
+    record(n.sparse_in, at, run.elements_in);
+    record(n.sparse_out, at, run.elements_out);
+    record(n.sparse_memory_stall, at, run.memory_stall);
+    record(n.sparse_datapath_stall, at, run.datapath_stall);
+    at += cycle * static_cast<double>(run.count * run.cycles);
+  }
+  for (int signal :
+       {n.sparse_step, n.sparse_in, n.sparse_out, n.sparse_memory_stall, n.sparse_datapath_stall})
+    record(signal, at, 0);
+  record(n.sparse_busy, start + cycle * static_cast<double>(timing.cycles), 0);
 }
 
 void WaveRecorder::nic_queue(int rank, int depth) {

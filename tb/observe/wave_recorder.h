@@ -42,6 +42,8 @@ class WaveRecorder : public hw::Probe {
   void switch_function(int node, hw::SwitchFunction function, const sc_core::sc_time& start,
                        const sc_core::sc_time& end) override;
   void switch_phase(int node, uint64_t phase, const sc_core::sc_time& at) override;
+  void sparse_job(int rank, const sc_core::sc_time& start, const sc_core::sc_time& cycle,
+                  const sparse::UnitTiming& timing) override;
 
  private:
   struct Signal {
@@ -78,6 +80,10 @@ class WaveRecorder : public hw::Probe {
   std::vector<LinkSignals> link_;
   struct NpuSignals {
     int compute = -1, queue = -1, step = -1;
+    // The sparse unit (NPUs only): busy, and per pipeline step its length in cycles, the entries
+    // decoded and encoded (or MACs), and the cycles the port and the datapath sat idle.
+    int sparse_busy = -1, sparse_step = -1, sparse_in = -1, sparse_out = -1,
+        sparse_memory_stall = -1, sparse_datapath_stall = -1;
   };
   std::vector<NpuSignals> npu_;
   // Fred switches: the flows reducing and distributing in it at once, and the active phase.

@@ -9,29 +9,26 @@
 
 namespace wafersim::tb {
 
-namespace {
-
-std::pair<uint64_t, uint64_t> parse_shape(const std::string& text) {
+std::pair<uint64_t, uint64_t> parse_shape(const std::string& text, const std::string& file,
+                                          const std::string& item) {
   const size_t x = text.find_first_of("xX");
   try {
-    if (x == std::string::npos) throw std::invalid_argument("no x");
+    if (x == std::string::npos || text.empty() || text[0] == '-' || text[x + 1] == '-')
+      throw std::invalid_argument("shape");
     size_t used = 0;
     const uint64_t rows = std::stoull(text.substr(0, x), &used);
     if (used != x) throw std::invalid_argument("rows");
     const std::string c = text.substr(x + 1);
     const uint64_t cols = std::stoull(c, &used);
-    if (used != c.size() || c.empty() || c[0] == '-' || text[0] == '-')
-      throw std::invalid_argument("cols");
+    if (used != c.size()) throw std::invalid_argument("cols");
     return {rows, cols};
   } catch (const std::exception&) {
-    throw InputError("command line", "--shape", "'" + text + "' is not ROWSxCOLS (e.g. 4096x1024)");
+    throw InputError(file, item, "'" + text + "' is not ROWSxCOLS (e.g. 4096x1024)");
   }
 }
 
-}  // namespace
-
 int sparse_advise(const SparseAdviseOptions& o, std::ostream& out) {
-  const auto [rows, cols] = parse_shape(o.shape);
+  const auto [rows, cols] = parse_shape(o.shape, "command line", "--shape");
   if (!(o.density >= 0.0 && o.density <= 1.0))
     throw InputError("command line", "--density", fmt::format("{} is outside [0, 1]", o.density));
   std::optional<sparse::SparseOp> op;

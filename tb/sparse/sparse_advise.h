@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 
 #include "tb/run/run.h"
 
@@ -18,6 +19,10 @@ struct SparseAdviseOptions {
   int value_bytes = 4;
   RunOptions platform;  // optional --platform / --set: the unit's knobs (npu.sparse_unit.*)
 };
+
+// "RxC" as (rows, columns); InputError(file, item, ...) otherwise.
+std::pair<uint64_t, uint64_t> parse_shape(const std::string& text, const std::string& file,
+                                          const std::string& item);
 
 // Prints the table; returns 0. Throws InputError on bad options.
 int sparse_advise(const SparseAdviseOptions& options, std::ostream& out);
