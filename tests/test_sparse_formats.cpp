@@ -1,4 +1,5 @@
-// models/sparse against Eigen's sparse module: the same matrices give the same compressed arrays,
+// models/sparse against Eigen's sparse module, and the sparse unit's streaming datapath
+// (hw/sparse/datapath) against models/sparse: the same matrices give the same compressed arrays,
 // the same SpMV and SpMM bits; every codec round-trips on edge cases, and its size formula counts
 // the bytes its arrays take.
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 #include <Eigen/Sparse>
 #include <cstring>
 
+#include "hw/sparse/datapath.h"
 #include "models/common/error.h"
 #include "models/sparse/codec.h"
 #include "models/sparse/kernels.h"
@@ -214,6 +216,40 @@ TEST(SparseFormats, ALayoutTooNarrowForTheMatrixIsRefusedWithTheReason) {
   EXPECT_THROW(check_layout(m, Layout{4, 3, 8}, "t.et", "node 3"), InputError);
   m.nnz = 700001;
   EXPECT_THROW(check_layout(m, Layout{}, "t.et", "node 3"), InputError);
+}
+
+}  // namespace
+}  // namespace wafersim::sparse
+
+namespace wafersim::sparse {
+namespace {
+
+// The unit's streaming datapath against the whole-matrix codecs and kernels, for every pair of
+// formats and block sizes from one segment to all of them.
+TEST(SparseDatapath, StreamingConversionAndKernelsAreTheReferenceBitForBit) {
+  const Layout layout{4, 8, 3};  // 3-bit runs: fillers on most gaps
+  std::vector<Matrix> matrices = sample_matrices();
+  matrices.resize(8);  // uniform and banded at four densities
+  matrices.push_back(generate(300, 1, 0.2, Structure::Uniform, 2));
+  matrices.push_back(generate(20, 30, 0.0, Structure::Uniform, 3));
+  for (const Matrix& m : matrices)
+    for (uint64_t per_block : {uint64_t{1}, uint64_t{7}, uint64_t{1000}})
+      for (Format from : all_formats()) {
+        const Encoded in = encode(m, from, layout);
+        for (Format to : all_formats())
+          EXPECT_EQ(hw::stream_convert(in, to, layout, per_block), encode(m, to, layout))
+              << to_string(from) << " -> " << to_string(to) << " blocks of " << per_block;
+        std::vector<double> x(m.cols);
+        for (uint64_t c = 0; c < m.cols; ++c) x[c] = 0.37 * static_cast<double>(c % 11) - 1.1;
+        const std::vector<double> y = hw::stream_spmv(in, x, per_block), ref = spmv(in, x);
+        for (uint64_t r = 0; r < m.rows; ++r) EXPECT_TRUE(same_bits(y[r], ref[r]));
+        DenseMatrix b{m.cols, 3, std::vector<double>(m.cols * 3)};
+        for (size_t k = 0; k < b.values.size(); ++k)
+          b.values[k] = 1.0 / (1.0 + static_cast<double>(k));
+        const DenseMatrix c = hw::stream_spmm(in, b, per_block), cref = spmm(in, b);
+        for (size_t k = 0; k < c.values.size(); ++k)
+          EXPECT_TRUE(same_bits(c.values[k], cref.values[k]));
+      }
 }
 
 }  // namespace

@@ -49,6 +49,20 @@ TraceNode sparse_node(uint64_t id, const SparseAttrs& s, std::vector<uint64_t> d
   return n;
 }
 
+// A pruned MLP on 8 ranks (tb/chakra/sparse_workload.h); returns its prefix.
+std::string write_mlp(const std::string& name, int layers, uint64_t hidden, uint64_t batch,
+                      std::vector<double> densities) {
+  chakra::SparseMlpSpec spec;
+  spec.ranks = 8;
+  spec.layers = layers;
+  spec.hidden = hidden;
+  spec.batch = batch;
+  spec.densities = std::move(densities);
+  const std::string dir = testing::temp_dir(name);
+  chakra::write_sparse_mlp(dir + "/mlp", spec);
+  return dir + "/mlp";
+}
+
 uint64_t model_cycles(const SparseAttrs& s, double clock_ghz = 1.0) {
   sparse::UnitParams unit;
   unit.clock_ghz = clock_ghz;  // HBM's bytes per cycle depend on it
@@ -112,16 +126,9 @@ TEST(SparseUnit, AutoFormatsAreTheAdvisedOnes) {
 }
 
 TEST(SparseUnit, AGeneratedPrunedMlpRunsItsLayersOnTheUnitsAndItsGradientsOnTheNetwork) {
-  chakra::SparseMlpSpec spec;
-  spec.ranks = 8;
-  spec.layers = 5;
-  spec.hidden = 512;
-  spec.batch = 32;
-  spec.densities = {0.5, 0.05};
-  const std::string dir = testing::temp_dir("mlp");
-  chakra::write_sparse_mlp(dir + "/mlp", spec);
-  const auto report = testing::run_report(
-      "--platform " + testing::source("configs/ring_8npus.yaml") + " --workload " + dir + "/mlp");
+  const auto report =
+      testing::run_report("--platform " + testing::source("configs/ring_8npus.yaml") +
+                          " --workload " + write_mlp("mlp", 5, 512, 32, {0.5, 0.05}));
   ASSERT_EQ(report["status"], "finished");
   EXPECT_EQ(report["collectives"].size(), 5u);
   // Layers 0, 2, 4 keep half of 512 x 512 fp16 weights, 1 and 3 a twentieth.
@@ -167,6 +174,28 @@ TEST(SparseStudy, EveryCaseIsARowWhoseSpeedupIsSoftwareOverTheUnit) {
   int map_rows = -1;
   while (std::getline(map, line)) ++map_rows;
   EXPECT_EQ(map_rows, 4);
+}
+
+}  // namespace
+}  // namespace wafersim
+
+namespace wafersim {
+namespace {
+
+// `run --data`: each NPU's unit makes its operands, computes with its streaming datapath and checks
+// the values against models/sparse; its cycles are then counted on those matrices, within a few
+// cycles a block of the even spread's.
+TEST(SparseUnit, InDataModeEveryJobIsComputedAndChecked) {
+  const std::string args = "--platform " + testing::source("configs/ring_8npus.yaml") +
+                           " --workload " + write_mlp("mlp_data", 2, 256, 8, {0.3, 0.02});
+  const auto data = testing::run_report(args + " --data");
+  EXPECT_EQ(data["data_check"]["status"], "pass");
+  EXPECT_EQ(data["data_check"]["sparse_jobs_checked"], 8 * 4);
+  EXPECT_EQ(data["data_check"]["sparse_jobs_without_data"], 0);
+  const auto even = testing::run_report(args);
+  const double a = data["npus"][0]["sparse_unit"]["cycles"].get<double>();
+  const double b = even["npus"][0]["sparse_unit"]["cycles"].get<double>();
+  EXPECT_NEAR(a, b, 0.02 * b);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // counted on the NPU's clock; the job completes with BEGIN_RESP on the backward path.
 #include <tlm_utils/simple_target_socket.h>
 
+#include <string>
 #include <systemc>
 
 #include "hw/proto/callback_queue.h"
@@ -14,9 +15,18 @@
 
 namespace wafersim::hw {
 
-// The job a payload sent to a SparseUnit carries; the unit fills in `timing`.
+// The job a payload sent to a SparseUnit carries; the unit fills in `timing` and, in data mode,
+// `checked` or `mismatch`.
 struct SparseJobExt : tlm::tlm_extension<SparseJobExt> {
   sparse::SparseJob job;
+  // Data mode (`run --data`): the unit makes the operand (positions uniformly at random at the
+  // job's density, from `seed`), times the job on it, computes with its datapath (hw/sparse/
+  // datapath.h) and checks the values against models/sparse. Operands of more than
+  // kMaxDataPositions positions, and SpMM with a sparse B, are timed on an even spread unchecked.
+  bool data = false;
+  uint64_t seed = 0;
+  bool checked = false;
+  std::string mismatch;  // what differs, when the check failed (the job completes with an error)
   sparse::UnitTiming timing;
   tlm::tlm_extension_base* clone() const override { return new SparseJobExt(*this); }
   void copy_from(const tlm::tlm_extension_base& o) override {
@@ -24,8 +34,12 @@ struct SparseJobExt : tlm::tlm_extension<SparseJobExt> {
   }
 };
 
+constexpr uint64_t kMaxDataPositions = uint64_t{1} << 22;
+
 struct SparseUnitStats {
   uint64_t jobs = 0;
+  uint64_t checked = 0;    // data mode: jobs whose values were checked
+  uint64_t unchecked = 0;  // data mode: jobs too large (or SpMM with a sparse B) to check
   sc_core::sc_time busy;
   sparse::UnitTiming total;  // the jobs' timings summed (cycles, bytes, stalls, elements)
 };
@@ -47,6 +61,9 @@ class SparseUnit : public sc_core::sc_module {
   void refuse_blocking(tlm::tlm_generic_payload& trans, sc_core::sc_time&) {
     trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
   }
+
+  // Data mode: makes the operand, times the job on it and checks the datapath's values.
+  void run_on_data(SparseJobExt& ext);
 
   const int rank_;
   const sparse::UnitParams params_;

@@ -294,6 +294,8 @@ void Replay::issue(int rank, size_t i) {
       if (node.sparse) {  // on the NPU's sparse unit
         c->ext.kind = hw::CommandKind::Sparse;
         c->trans.sparse_job.job = chakra::sparse_job(*node.sparse, spec_.npu.sparse_unit);
+        c->trans.sparse_job.data = data_options_.enabled;
+        c->trans.sparse_job.seed = (static_cast<uint64_t>(rank) << 40) ^ node.id;
         r.compute_inflight++;
         send_command(rank, c);
         return;
@@ -524,7 +526,11 @@ void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
     const chakra::TraceNode& n = r.trace->nodes[node];
     std::ostringstream what;
     what << r.trace->file << ": node " << n.id << " '" << n.name << "': ";
-    if (ext->kind == hw::CommandKind::Sparse)
+    if (ext->kind == hw::CommandKind::Sparse &&
+        !static_cast<hw::CommandPayload&>(trans).sparse_job.mismatch.empty())
+      what << "rank " << rank << "'s sparse unit computed a value models/sparse does not: "
+           << static_cast<hw::CommandPayload&>(trans).sparse_job.mismatch;
+    else if (ext->kind == hw::CommandKind::Sparse)
       what << "a sparse node on rank " << rank
            << ", which has no sparse unit (an I/O controller: only NPUs have one)";
     else

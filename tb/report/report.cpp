@@ -50,7 +50,7 @@ namespace {
 
 // `run --data`: off, pass (every collective's every rank checked), fail (the first wrong value),
 // or incomplete (the run did not finish, so not every result was checked).
-nlohmann::json data_check_json(const Replay& replay, bool complete) {
+nlohmann::json data_check_json(const Replay& replay, const hw::Platform& platform, bool complete) {
   nlohmann::json d;
   const DataOptions& o = replay.data_options();
   const DataCheck& c = replay.data_check();
@@ -63,6 +63,14 @@ nlohmann::json data_check_json(const Replay& replay, bool complete) {
   d["elements_per_block"] = o.elements;
   d["collectives_checked"] = c.collectives_checked;
   d["collectives_without_data"] = c.collectives_unchecked;
+  uint64_t sparse_checked = 0, sparse_unchecked = 0;
+  for (int r = 0; r < platform.endpoint_count(); ++r)
+    if (const hw::SparseUnit* unit = platform.sparse_unit(r)) {
+      sparse_checked += unit->stats().checked;
+      sparse_unchecked += unit->stats().unchecked;
+    }
+  d["sparse_jobs_checked"] = sparse_checked;
+  d["sparse_jobs_without_data"] = sparse_unchecked;
   if (c.failed()) {
     const auto& m = *c.first;
     d["first_mismatch"] = {{"collective", c.collective},
@@ -196,7 +204,7 @@ nlohmann::json make_report(const PlatformSpec& spec, const hw::Platform& platfor
         {"collective_priority", collectives::to_string(spec.collectives.collective_priority)},
         {"phases_followed", scheduler->followed()}};
   if (!info.stall.empty()) r["stall"] = info.stall;
-  r["data_check"] = data_check_json(replay, complete);
+  r["data_check"] = data_check_json(replay, platform, complete);
   return r;
 }
 
