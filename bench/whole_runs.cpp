@@ -3,7 +3,7 @@
 // and its peak RSS and CPU time.
 // Usage: wafersim_bench [path/to/wafersim]
 //                       [all | collectives | traffic | waves | import | data | synth | multidim |
-//                        fred | themis]
+//                        fred | sparse | themis]
 // `themis` (the whole Themis study, about 18 minutes on 2 cores) is not part of `all`.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -25,6 +25,7 @@
 #include "models/tacos/tacos.h"
 #include "models/topology/topology.h"
 #include "tb/chakra/generator.h"
+#include "tb/chakra/sparse_workload.h"
 #include "tb/collectives/msccl_xml.h"
 
 namespace {
@@ -337,6 +338,34 @@ void fred(const std::string& wafersim, const std::string& dir) {
               study.wall_s, study.cpu_s);
 }
 
+// The sparse unit's speed case (issue 13): a 1,000-layer pruned MLP on 64 NPUs (8x8 mesh, message
+// fidelity) against the same trace with dense layers, and the unit's simulated cycles per CPU
+// second.
+void sparse_units(const std::string& wafersim, const std::string& dir) {
+  wafersim::chakra::SparseMlpSpec mlp;
+  mlp.ranks = 64;
+  mlp.layers = 1000;
+  mlp.hidden = 1024;
+  mlp.batch = 64;
+  mlp.densities = {0.5, 0.1, 0.02};
+  wafersim::chakra::write_sparse_mlp(dir + "/sparse/s/mlp", mlp);
+  mlp.dense_layers = true;
+  wafersim::chakra::write_sparse_mlp(dir + "/sparse/d/mlp", mlp);
+  const std::string platform = "--platform configs/mesh_8x8.yaml --fidelity message --workload ";
+  const Figures sparse = run(wafersim, "run", platform + dir + "/sparse/s/mlp", dir + "/sparse/so");
+  const Figures dense = run(wafersim, "run", platform + dir + "/sparse/d/mlp", dir + "/sparse/do");
+  print_run("pruned MLP, 1,000 sparse layers, 64 NPUs, message", sparse);
+  print_run("the same with dense layers, 64 NPUs, message", dense);
+  double cycles = 0, jobs = 0;
+  for (const auto& npu : sparse.report["npus"])
+    if (npu.contains("sparse_unit")) {
+      cycles += npu["sparse_unit"]["cycles"].get<double>();
+      jobs += npu["sparse_unit"]["jobs"].get<double>();
+    }
+  std::printf("  sparse units: %.0f jobs, %.3g unit cycles simulated, %.3g per CPU second\n", jobs,
+              cycles, cycles / sparse.cpu_s);
+}
+
 }  // namespace
 
 // libsystemc (linked through the testbench library) references sc_main; the bench never elaborates.
@@ -356,6 +385,7 @@ int main(int argc, char** argv) {
   if (which == "all" || which == "synth") synth();
   if (which == "all" || which == "multidim") multidim(wafersim, dir);
   if (which == "all" || which == "fred") fred(wafersim, dir);
+  if (which == "all" || which == "sparse") sparse_units(wafersim, dir);
   if (which == "themis") themis(wafersim, dir);
   return 0;
 }

@@ -460,9 +460,10 @@ TEST(Observe, SparseUnitWaveformShowsItsPipelineStepByStep) {
             (Changes{{0, 0}, {3 * ns, 4}, {10 * ns, 0}, {444 * ns, 3}, {451 * ns, 0}}));
   // Every signal the standard view shows is in the VCD.
   std::ifstream view(source("waves/sparse_unit.gtkw"));
-  for (std::string line; std::getline(view, line);)
-    if (line.rfind("platform.", 0) == 0)
-      EXPECT_TRUE(vcd.id_of.count(line.substr(0, line.find('[')))) << line;
+  for (std::string line; std::getline(view, line);) {
+    if (line.rfind("platform.", 0) != 0) continue;
+    EXPECT_TRUE(vcd.id_of.count(line.substr(0, line.find('[')))) << line;
+  }
 }
 
 }  // namespace
