@@ -25,8 +25,15 @@ struct NpuParams {
   // Reduction engines working side by side, each at reduce_bandwidth_gbps: a received block waits
   // for the first one free.
   int reduce_engines = 1;
-  // The sparse unit beside the NPU (hw/sparse); it runs on clock_ghz.
+  // The sparse unit beside the NPU (hw/sparse); it runs on clock_ghz (sparse_unit_params()).
   sparse::UnitParams sparse_unit;
+
+  // The sparse unit's parameters on the NPU's clock: what the unit, its advice and studies use.
+  sparse::UnitParams sparse_unit_params() const {
+    sparse::UnitParams p = sparse_unit;
+    p.clock_ghz = clock_ghz;
+    return p;
+  }
 };
 
 // Flow: the NPU's part in an in-network flow (hw/fred/flow_table.h): it sends its contribution if

@@ -37,10 +37,8 @@ Platform::Platform(sc_core::sc_module_name name, const topology::Topology& topol
       Npu& made_npu = *made;
       blocks_.push_back(std::move(made));
       if (node.kind == topology::NodeKind::Npu) {  // NPU-side blocks, on their own sockets
-        sparse::UnitParams unit = npu.sparse_unit;
-        unit.clock_ghz = npu.clock_ghz;
-        auto sparse = std::make_unique<SparseUnit>((node.name + "_sparse").c_str(), node.rank, unit,
-                                                   callbacks_);
+        auto sparse = std::make_unique<SparseUnit>((node.name + "_sparse").c_str(), node.rank,
+                                                   npu.sparse_unit_params(), callbacks_);
         made_npu.sparse.bind(sparse->port);
         sparse_units_[node.rank] = sparse.get();
         blocks_.push_back(std::move(sparse));

@@ -142,14 +142,10 @@ Matrix decode(const Encoded& e) {
       for (size_t k = 0; k < e.values.size(); ++k) add(e.indices[k], e.indices2[k], e.values[k]);
       break;
     case Format::Csr:
-      for (uint64_t r = 0; r < e.rows; ++r)
-        for (uint64_t k = e.pointers[r]; k < e.pointers[r + 1]; ++k)
-          add(r, e.indices[k], e.values[k]);
+      for_each_nonzero(e, add);
       break;
-    case Format::Csc:
-      for (uint64_t c = 0; c < e.cols; ++c)
-        for (uint64_t k = e.pointers[c]; k < e.pointers[c + 1]; ++k)
-          add(e.indices[k], c, e.values[k]);
+    case Format::Csc:  // column by column, then into row-major order
+      for_each_nonzero(e, add);
       std::sort(m.entries.begin(), m.entries.end(), [](const Entry& a, const Entry& b) {
         return a.row != b.row ? a.row < b.row : a.col < b.col;
       });
@@ -161,6 +157,25 @@ Matrix decode(const Encoded& e) {
       break;
   }
   return m;
+}
+
+void for_each_nonzero(const Encoded& e,
+                      const std::function<void(uint64_t, uint64_t, double)>& visit) {
+  switch (e.format) {
+    case Format::Csr:
+      for (uint64_t r = 0; r < e.rows; ++r)
+        for (uint64_t k = e.pointers[r]; k < e.pointers[r + 1]; ++k)
+          visit(r, e.indices[k], e.values[k]);
+      return;
+    case Format::Csc:
+      for (uint64_t c = 0; c < e.cols; ++c)
+        for (uint64_t k = e.pointers[c]; k < e.pointers[c + 1]; ++k)
+          visit(e.indices[k], c, e.values[k]);
+      return;
+    default:  // the others are row-major: their canonical decoding keeps the order
+      for (const Entry& x : decode(e).entries) visit(x.row, x.col, x.value);
+      return;
+  }
 }
 
 Encoded convert(const Encoded& e, Format to, const Layout& layout) {

@@ -3,6 +3,7 @@
 // (decode to the canonical form, encode again). Sizes of the encodings are counted from their
 // arrays, so a test can hold them against format_bytes' formulas.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "models/sparse/format.h"
@@ -30,6 +31,11 @@ struct Encoded {
 // position, RLC one per non-zero or filler, ELL one per padded slot. It refuses (InputError) an
 // encoding of more entries than this; sizes and the unit's timing have no such limit.
 constexpr uint64_t kMaxEncodedEntries = uint64_t{1} << 28;
+
+// Calls visit(row, col, value) for each non-zero in the format's storage order (padding and RLC
+// fillers skipped).
+void for_each_nonzero(const Encoded& e,
+                      const std::function<void(uint64_t, uint64_t, double)>& visit);
 
 Encoded encode(const Matrix& m, Format f, const Layout& layout);
 Matrix decode(const Encoded& e);

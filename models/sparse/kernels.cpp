@@ -4,25 +4,6 @@
 
 namespace wafersim::sparse {
 
-void for_each_nonzero(const Encoded& e,
-                      const std::function<void(uint64_t, uint64_t, double)>& visit) {
-  switch (e.format) {
-    case Format::Csr:
-      for (uint64_t r = 0; r < e.rows; ++r)
-        for (uint64_t k = e.pointers[r]; k < e.pointers[r + 1]; ++k)
-          visit(r, e.indices[k], e.values[k]);
-      return;
-    case Format::Csc:
-      for (uint64_t c = 0; c < e.cols; ++c)
-        for (uint64_t k = e.pointers[c]; k < e.pointers[c + 1]; ++k)
-          visit(e.indices[k], c, e.values[k]);
-      return;
-    default:  // the others are row-major: their canonical decoding keeps the order
-      for (const Entry& x : decode(e).entries) visit(x.row, x.col, x.value);
-      return;
-  }
-}
-
 namespace {
 
 void require_inner(uint64_t a_cols, uint64_t b_rows, const char* what) {

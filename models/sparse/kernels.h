@@ -10,11 +10,6 @@
 
 namespace wafersim::sparse {
 
-// Calls visit(row, col, value) for each non-zero in the format's storage order (padding and RLC
-// fillers skipped).
-void for_each_nonzero(const Encoded& e,
-                      const std::function<void(uint64_t, uint64_t, double)>& visit);
-
 // y = A x. Throws InputError when x's length is not A's column count.
 std::vector<double> spmv(const Encoded& a, const std::vector<double>& x);
 

@@ -293,7 +293,7 @@ void Replay::issue(int rank, size_t i) {
       Command* c = command();
       if (node.sparse) {  // on the NPU's sparse unit
         c->ext.kind = hw::CommandKind::Sparse;
-        c->trans.sparse_job.job = chakra::sparse_job(*node.sparse, spec_.npu.sparse_unit);
+        c->trans.sparse_job.job = chakra::sparse_job(*node.sparse, spec_.npu.sparse_unit_params());
         c->trans.sparse_job.data = data_options_.enabled;
         c->trans.sparse_job.seed = (static_cast<uint64_t>(rank) << 40) ^ node.id;
         r.compute_inflight++;

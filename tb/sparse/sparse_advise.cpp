@@ -40,8 +40,7 @@ int sparse_advise(const SparseAdviseOptions& o, std::ostream& out) {
   sparse::UnitParams unit;
   if (!o.platform.platform.empty() || !o.platform.astra_network.empty()) {
     const PlatformSpec spec = load_platform_spec(o.platform);
-    unit = spec.npu.sparse_unit;
-    unit.clock_ghz = spec.npu.clock_ghz;
+    unit = spec.npu.sparse_unit_params();
   }
   unit.layout.index_bytes = o.index_bytes;
   unit.layout.value_bytes = o.value_bytes;

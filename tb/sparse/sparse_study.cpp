@@ -102,8 +102,7 @@ StudySpec load_spec(const std::string& file) {
     if (y["set"])
       for (const auto& n : y["set"]) o.overrides.push_back(n.as<std::string>());
     const PlatformSpec p = load_platform_spec(o);
-    s.unit = p.npu.sparse_unit;
-    s.unit.clock_ghz = p.npu.clock_ghz;
+    s.unit = p.npu.sparse_unit_params();
   }
   s.unit.layout.index_bytes = y["index_bytes"] ? y["index_bytes"].as<int>() : 4;
   s.unit.layout.value_bytes = y["value_bytes"] ? y["value_bytes"].as<int>() : 8;
