@@ -3,15 +3,17 @@
 // and its peak RSS and CPU time.
 // Usage: wafersim_bench [path/to/wafersim]
 //                       [all | collectives | traffic | waves | import | data | synth | multidim |
-//                        fred | sparse | themis]
-// `themis` (the whole Themis study, about 18 minutes on 2 cores) is not part of `all`.
+//                        fred | sparse | themis | scaling | booksim | astra-sim]
+//                       [--booksim PATH] [--astra-sim PATH] [--repeats N]
+// `themis` (the whole Themis study, about 18 minutes on 2 cores), `scaling` and the side-by-side
+// cases (bench/side_by_side.h) are not part of `all`.
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -20,6 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/child_process.h"
+#include "bench/scaling.h"
+#include "bench/side_by_side.h"
 #include "models/collectives/msccl.h"
 #include "models/collectives/symbolic.h"
 #include "models/tacos/tacos.h"
@@ -29,6 +34,8 @@
 #include "tb/collectives/msccl_xml.h"
 
 namespace {
+
+using wafersim::bench::cpu_seconds;
 
 struct Figures {
   double wall_s;
@@ -40,25 +47,14 @@ struct Figures {
 // Runs `wafersim <command> [--quiet] --out OUT ARGS` and reads OUT/<report> (if JSON).
 Figures run(const std::string& wafersim, const std::string& command, const std::string& args,
             const std::string& out, const std::string& report = "report.json", bool quiet = true) {
-  std::string cmd =
+  const std::string cmd =
       wafersim + " " + command + (quiet ? " --quiet" : "") + " --out " + out + " " + args;
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
-    _exit(127);
-  }
-  int status = 0;
-  struct rusage usage {};
-  wait4(pid, &status, 0, &usage);
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  double cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
-               usage.ru_stime.tv_usec / 1e6;
-  Figures f{wall, cpu, usage.ru_maxrss / 1024.0, nlohmann::json::object()};
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "wafersim_bench: '%s' failed (status %d)\n", cmd.c_str(), status);
+  const wafersim::bench::ProcessFigures p = wafersim::bench::run_child(cmd);
+  if (!p.ok) {
+    std::fprintf(stderr, "wafersim_bench: '%s' failed\n", cmd.c_str());
     std::exit(1);
   }
+  Figures f{p.wall_s, p.cpu_s, p.rss_mb, nlohmann::json::object()};
   std::ifstream in(out + "/" + report);
   if (in && report.size() > 5 && report.compare(report.size() - 5, 5, ".json") == 0) in >> f.report;
   return f;
@@ -144,13 +140,6 @@ void waves(const std::string& wafersim, const std::string& dir) {
                 dir + "/w2"));
   print_run("  same, --timeline",
             run(wafersim, "run", base + " --timeline " + dir + "/w3/t.json", dir + "/w3"));
-}
-
-double cpu_seconds() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
-         usage.ru_stime.tv_usec / 1e6;
 }
 
 // MSCCL XML import, in this process: msccl-tools' 128-GPU ring all-reduce (bench/data) read, turned
@@ -374,9 +363,53 @@ extern "C" int sc_main(int, char**) {
 }
 
 int main(int argc, char** argv) {
-  std::string wafersim = argc > 1 ? argv[1] : "build/wafersim";
-  std::string which = argc > 2 ? argv[2] : "all";
-  std::string dir = "/tmp/wafersim-bench";
+  CLI::App app{"wafersim's speed cases, as whole runs (docs/performance.md)"};
+  std::string wafersim = "build/wafersim", which = "all";
+  wafersim::bench::Tools tools;
+  tools.dir = "/tmp/wafersim-bench";
+  app.add_option("wafersim", wafersim, "the wafersim binary (default build/wafersim)");
+  app.add_option("case", which,
+                 "all | collectives | traffic | waves | import | data | synth | multidim | fred | "
+                 "sparse | themis | scaling | booksim | astra-sim (default all; themis, scaling "
+                 "and the side-by-side cases are not part of all)");
+  app.add_option("--booksim", tools.booksim,
+                 "BookSim 2 binary, built outside this repository: the booksim case runs it and "
+                 "wafersim alternately");
+  app.add_option("--booksim-config", tools.booksim_config,
+                 "BookSim configuration (default: the binary's ../runfiles/meshconfig)");
+  app.add_option("--astra-sim", tools.astra_sim,
+                 "ASTRA-sim analytical binary, built outside this repository: the astra-sim case "
+                 "runs it and wafersim alternately");
+  app.add_option("--astra-sim-unaware", tools.astra_sim_unaware,
+                 "ASTRA-sim's congestion-unaware analytical binary, for the multi-dimensional case "
+                 "(the congestion-aware backend models one dimension)");
+  app.add_option("--repeats", tools.repeats, "side-by-side runs of each tool per case (default 3)")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--dir", tools.dir, "scratch folder (default /tmp/wafersim-bench)");
+  CLI11_PARSE(app, argc, argv);
+  // Absolute paths: the reference tools run in their cases' folders (ASTRA-sim writes ./log).
+  auto absolute = [](std::string& path) {
+    if (!path.empty()) path = std::filesystem::absolute(path).string();
+  };
+  for (std::string* path :
+       {&tools.booksim, &tools.booksim_config, &tools.astra_sim, &tools.astra_sim_unaware})
+    absolute(*path);
+  tools.wafersim = wafersim;
+  const std::string& dir = tools.dir;
+  if (tools.booksim_config.empty() && !tools.booksim.empty())
+    tools.booksim_config =
+        (std::filesystem::path(tools.booksim).parent_path() / ".." / "runfiles" / "meshconfig")
+            .lexically_normal()
+            .string();
+  auto needs = [&](const std::string& tool, const char* option) {
+    if (!tool.empty()) return true;
+    std::fprintf(stderr, "wafersim_bench: the %s case needs %s PATH\n", which.c_str(), option);
+    std::exit(2);
+  };
+  if (which == "booksim" && needs(tools.booksim, "--booksim"))
+    wafersim::bench::booksim_side_by_side(tools);
+  if (which == "astra-sim" && needs(tools.astra_sim, "--astra-sim"))
+    wafersim::bench::astra_sim_side_by_side(tools);
   if (which == "all" || which == "collectives") collectives(wafersim, dir);
   if (which == "all" || which == "traffic") traffic(wafersim, dir);
   if (which == "all" || which == "waves") waves(wafersim, dir);
@@ -387,5 +420,6 @@ int main(int argc, char** argv) {
   if (which == "all" || which == "fred") fred(wafersim, dir);
   if (which == "all" || which == "sparse") sparse_units(wafersim, dir);
   if (which == "themis") themis(wafersim, dir);
+  if (which == "scaling") wafersim::bench::scaling(wafersim, dir, dir + "/scaling_results");
   return 0;
 }

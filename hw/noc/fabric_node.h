@@ -120,10 +120,11 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     // The bound target's forward interface, looked up once after elaboration: a message crosses
     // thousands of sockets per simulated microsecond at message fidelity.
     tlm::tlm_fw_transport_if<LinkProtocol>* forward = nullptr;
-    std::vector<int> credits;  // per VC, slots free downstream (returned credits counted in)
-    uint64_t free_vcs = 0;     // bit v set: no packet holds VC v (routers allocate from it)
-    int rr = 0;                // switch allocation: the input this output serves first
-    int vc_rr = 0;             // VC allocation: the VC it hands out first
+    std::vector<int> credits;   // per VC, slots free downstream (returned credits counted in)
+    uint64_t free_vcs = 0;      // bit v set: no packet holds VC v (routers allocate from it)
+    uint64_t draining_vcs = 0;  // bit v set: its packet's tail has left, its credit not yet back
+    int rr = 0;                 // switch allocation: the input this output serves first
+    int vc_rr = 0;              // VC allocation: the VC it hands out first
     LinkStats stats;
     // Credits on their way back, by the time they arrive (counted in lazily, when a sender finds
     // too few: up to VCs x buffer slots of them); and whether the block waits for one that has not

@@ -26,6 +26,14 @@ struct FabricParams {
   uint32_t sw_alloc_delay_cycles = 1;
   uint32_t switch_traversal_delay_cycles = 1;
   uint32_t credit_delay_cycles = 1;
+  // Iterations of the separable switch allocator per cycle: inputs left unmatched by one
+  // iteration bid again (another of their VCs) for the outputs still free, as in iSLIP with
+  // BookSim's `alloc_iters`. Round-robin pointers move in the first iteration only.
+  int sw_alloc_iterations = 1;
+  // When a router may hand an output VC to another packet: once the holder's tail has left
+  // (false), or only once the tail's credit is back, the VC empty downstream (true; BookSim's
+  // `wait_for_tail_credit = 1`).
+  bool vc_release_on_tail_credit = false;
   uint32_t endpoint_delay_cycles =
       0;               // per message, at the sending NIC (ASTRA-sim's endpoint-delay)
   int vc_classes = 1;  // 2 on rings with multi-hop routes (dateline)

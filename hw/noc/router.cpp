@@ -55,6 +55,7 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
     slab_.reset(new Buffered[vcs_.size() * depth_]);
   }
   requests_.resize(outputs_.size());
+  if (params_.sw_alloc_iterations > 1) taken_.assign(outputs_.size(), 0);
   if (output_count() > kMaxPorts)
     throw std::invalid_argument(std::string(basename()) + ": more than 65,535 ports");
 }
@@ -129,10 +130,23 @@ bool Router::has_credits(Output& out, int vc, int need, const sc_time& now) {
   return out.credits[vc] >= need;
 }
 
-bool Router::allocate_vc(InputVc& ivc) {
+bool Router::allocate_vc(InputVc& ivc, const sc_time& now, sc_time& next) {
   // The first free VC of the packet's class at or after the output's round-robin pointer.
   Output& out = outputs_[ivc.out_port];
-  const uint64_t candidates = out.free_vcs & class_vcs_[ivc.out_class];
+  uint64_t candidates = out.free_vcs & class_vcs_[ivc.out_class];
+  if (!candidates && (out.draining_vcs & class_vcs_[ivc.out_class])) {
+    // VCs whose tails' credits are back (all of the VC's slots free downstream) are free again.
+    collect_credits(out, now);
+    for (uint64_t m = out.draining_vcs; m; m &= m - 1) {
+      const int v = __builtin_ctzll(m);
+      if (out.credits[v] == static_cast<int>(params_.buffer_flits)) {
+        out.draining_vcs &= ~(uint64_t{1} << v);
+        out.free_vcs |= uint64_t{1} << v;
+      }
+    }
+    candidates = out.free_vcs & class_vcs_[ivc.out_class];
+    if (!candidates) later(next, next_credit(out));
+  }
   if (!candidates) return false;
   const int v = first_from(candidates, out.vc_rr);
   out.free_vcs &= ~(uint64_t{1} << v);
@@ -144,9 +158,7 @@ bool Router::allocate_vc(InputVc& ivc) {
 void Router::allocation_round() {
   count_event();
   const sc_time now = this->now();
-  const sc_time& never = never_;
-  sc_time next = never;
-  auto later = [&](const sc_time& t) { next = std::min(next, t); };
+  sc_time next = never_;
   // A round only changes state where a unit moves on, and every unit that waits has asked for a
   // wake at the time it can move on, except for what a grant frees in this very round: an output
   // VC another head waits for (`va_blocked`), the switch an input lost (`lost`).
@@ -156,15 +168,15 @@ void Router::allocation_round() {
   // the input stage of switch allocation (one request per input, round-robin over its VCs). One
   // pass serves both: an input's requests depend only on its own VCs and on the outputs' credits
   // and links, which VC allocation does not touch.
-  const sc_time& pipeline = delays_.switching;
   for (int o : requested_) requests_[o].clear();
   requested_.clear();
+  bidders_.clear();
   // Heads that have arrived join their inputs' occupied VCs.
   while (!landing_.empty() && landing_.front().at <= now) {
     in_[landing_.front().in_port].occupied |= uint64_t{1} << landing_.front().vc;
     landing_.pop_front();
   }
-  if (!landing_.empty()) later(landing_.front().at);
+  if (!landing_.empty()) later(next, landing_.front().at);
   for (int i = 0; i < static_cast<int>(in_.size()); ++i) {
     InputState& in = in_[i];
     uint64_t bidding = 0;  // VCs whose head may cross the switch now, credits and link allowing
@@ -180,45 +192,83 @@ void Router::allocation_round() {
       }
       if (ivc.out_vc < 0) {
         if (ivc.va_ready > now) {
-          later(ivc.va_ready);
+          later(next, ivc.va_ready);
           continue;
         }
-        if (!allocate_vc(ivc)) {
+        if (!allocate_vc(ivc, now, next)) {
           va_blocked = true;  // until a tail leaves this router
           continue;
         }
         ivc.sa_ready = now + delays_.vc_alloc;
       }
       if (ivc.sa_ready > now) {
-        later(ivc.sa_ready);
+        later(next, ivc.sa_ready);
         continue;
       }
       bidding |= uint64_t{1} << v;
     }
     if (!bidding) continue;
     if (in.busy_until >= now + cycle_) {  // still reading a unit past this cycle
-      later(in.busy_until - cycle_);
+      later(next, in.busy_until - cycle_);
       continue;
     }
-    for_each_vc_from(bidding, in.rr, [&](int v) {
-      InputVc& ivc = input_vc(i, v);
-      Output& out = outputs_[ivc.out_port];
-      if (!has_credits(out, ivc.out_vc, static_cast<int>(ivc.head.credits), now)) {
-        later(next_credit(out));
-        return true;
-      }
-      if (!link_accepts(out, now + pipeline)) {
-        later(accepts_from(out, pipeline));
-        return true;
-      }
-      if (requests_[ivc.out_port].empty()) requested_.push_back(ivc.out_port);
-      requests_[ivc.out_port].push_back({i, v});
-      return false;  // one request per input
-    });
+    if (request(i, bidding, now, next) && params_.sw_alloc_iterations > 1)
+      bidders_.push_back({i, bidding});
   }
 
-  // Output stage: each output grants one requesting input, round-robin over inputs.
   bool lost = false, released = false;
+  grant(now, true, lost, released, next);
+  // Further iterations (iSLIP's): inputs no output granted bid again, with their other VCs, for
+  // the outputs no input took.
+  for (int iteration = 1; iteration < params_.sw_alloc_iterations && lost; ++iteration) {
+    for (int o : requested_) {
+      requests_[o].clear();
+      taken_[o] = 1;
+    }
+    requested_.clear();
+    bool asked = false;
+    for (const Bidder& b : bidders_)
+      if (!in_[b.input].matched) asked |= request(b.input, b.vcs, now, next);
+    if (!asked) break;
+    lost = false;
+    grant(now, false, lost, released, next);
+  }
+  if (params_.sw_alloc_iterations > 1) {
+    for (const Bidder& b : bidders_) in_[b.input].matched = false;
+    std::fill(taken_.begin(), taken_.end(), 0);
+  }
+
+  if (lost || (released && va_blocked)) later(next, now + cycle_);
+  if (next != never_) wake_at(std::max(next, now + cycle_));
+}
+
+bool Router::request(int i, uint64_t bids, const sc_time& now, sc_time& next) {
+  const sc_time& pipeline = delays_.switching;
+  bool asked = false;
+  for_each_vc_from(bids, in_[i].rr, [&](int v) {
+    InputVc& ivc = input_vc(i, v);
+    Output& out = outputs_[ivc.out_port];
+    if (!taken_.empty() && taken_[ivc.out_port]) return true;  // granted in an earlier iteration
+    if (!has_credits(out, ivc.out_vc, static_cast<int>(ivc.head.credits), now)) {
+      later(next, next_credit(out));
+      return true;
+    }
+    if (!link_accepts(out, now + pipeline)) {
+      later(next, accepts_from(out, pipeline));
+      return true;
+    }
+    if (requests_[ivc.out_port].empty()) requested_.push_back(ivc.out_port);
+    requests_[ivc.out_port].push_back({i, v});
+    asked = true;
+    return false;  // one request per input
+  });
+  return asked;
+}
+
+void Router::grant(const sc_time& now, bool first_iteration, bool& lost, bool& released,
+                   sc_time& next) {
+  // Output stage: each output grants one requesting input, round-robin over inputs.
+  const sc_time& pipeline = delays_.switching;
   for (int o : requested_) {
     auto& reqs = requests_[o];
     Output& out = outputs_[o];
@@ -228,8 +278,9 @@ void Router::allocation_round() {
     });
     auto [i, v] = *pick;
     if (reqs.size() > 1) lost = true;
-    out.rr = after(i, n_in);
+    if (first_iteration) out.rr = after(i, n_in);
     InputState& in = in_[i];
+    in.matched = true;
     InputVc& ivc = input_vc(i, v);
     const Buffered unit = pop_front(i, v, ivc, now);
     // Stall: how long past its earliest possible grant (pipeline only) the unit waited.
@@ -260,25 +311,23 @@ void Router::allocation_round() {
     ext.vc_class = ivc.out_class;
     ext.credits = std::min(ext.flits, params_.buffer_flits);
     send(o, *unit.trans, ext, slot);  // the payload belongs to the next block from here on
-    in.rr = after(v, params_.vcs);
+    if (first_iteration) in.rr = after(v, params_.vcs);
     const double read_rate = std::max({static_cast<double>(params_.flit_bytes),
                                        inputs_[i].link.bytes_per_cycle, out.bytes_per_cycle});
     const sc_time read = cycle_ * (static_cast<double>(wire_bytes) / read_rate);
     in.busy_until = std::max(now + cycle_, read_from + read);
     // What the grant uncovered: the VC's next unit (routed and allocated from its arrival on) and
     // the input's other bids (from when the crossbar input is free again).
-    if (ivc.size) later(ivc.head.arrived);
-    if (in.occupied) later(in.busy_until - cycle_);
+    if (ivc.size) later(next, ivc.head.arrived);
+    if (in.occupied) later(next, in.busy_until - cycle_);
     if (tail) {
-      out.free_vcs |= uint64_t{1} << ivc.out_vc;
+      (params_.vc_release_on_tail_credit ? out.draining_vcs : out.free_vcs) |= uint64_t{1}
+                                                                               << ivc.out_vc;
       ivc.out_port = -1;
       ivc.out_vc = -1;
       released = true;
     }
   }
-
-  if (lost || (released && va_blocked)) later(now + cycle_);
-  if (next != never) wake_at(std::max(next, now + cycle_));
 }
 
 }  // namespace wafersim::hw

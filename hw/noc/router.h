@@ -5,6 +5,7 @@
 // runs an allocation round only at cycles where something can move, and sleeps while it holds
 // nothing. At message fidelity it only routes: a message passes through within the sender's call
 // (FabricNode), leaving after the pipeline delays once its output link is free.
+#include <algorithm>
 #include <memory>
 #include <systemc>
 #include <vector>
@@ -65,6 +66,7 @@ class Router : public FabricNode {
     uint64_t occupied = 0;  // bit v set: VC v's head unit has arrived (rounds visit only those)
     sc_core::sc_time busy_until;  // crossbar input still reading the previous unit
     int rr = 0;
+    bool matched = false;  // granted in this round (read only with several allocator iterations)
   };
 
   InputVc& input_vc(int in_port, int vc) { return vcs_[in_port * params_.vcs + vc]; }
@@ -81,8 +83,20 @@ class Router : public FabricNode {
   bool has_credits(Output& out, int vc, int need, const sc_core::sc_time& now);
 
   void allocation_round();
-  // VC allocation for the packet at the head of `ivc` (routed): true if it got an output VC.
-  bool allocate_vc(InputVc& ivc);
+  // Switch allocation's input stage: input `i` asks for one output, for the first of its VCs in
+  // `bids` (round-robin from its pointer) whose output has credits, accepts on its link and has
+  // not granted an earlier iteration. False if it could ask for none.
+  bool request(int i, uint64_t bids, const sc_core::sc_time& now, sc_core::sc_time& next);
+  // The output stage: each requested output grants one input and the unit crosses. `lost`: some
+  // input was refused; `released`: a tail freed an output VC. Pointers move in the first
+  // iteration only.
+  void grant(const sc_core::sc_time& now, bool first_iteration, bool& lost, bool& released,
+             sc_core::sc_time& next);
+  static void later(sc_core::sc_time& next, const sc_core::sc_time& t) { next = std::min(next, t); }
+  // VC allocation for the packet at the head of `ivc` (routed): true if it got an output VC. With
+  // fabric.vc_release: tail_credit, a VC whose tail has left is free once its credits are all
+  // back; a head that finds none asks for a wake at the next credit.
+  bool allocate_vc(InputVc& ivc, const sc_core::sc_time& now, sc_core::sc_time& next);
 
   const topology::Topology& topology_;
   const int node_;
@@ -116,6 +130,14 @@ class Router : public FabricNode {
   // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
   std::vector<std::vector<std::pair<int, int>>> requests_;
   std::vector<int> requested_;  // outputs with at least one request this round
+  // With several allocator iterations: the inputs that bid in this round and their bidding VCs,
+  // and the outputs granted in an earlier iteration.
+  struct Bidder {
+    int input;
+    uint64_t vcs;
+  };
+  std::vector<Bidder> bidders_;
+  std::vector<char> taken_;
 };
 
 }  // namespace wafersim::hw

@@ -18,6 +18,7 @@
 #include "tb/cli/validators.h"
 #include "tb/collectives/export_collective.h"
 #include "tb/common/error_path.h"
+#include "tb/common/huge_pages.h"
 #include "tb/common/stop_signals.h"
 #include "tb/run/run.h"
 #include "tb/sparse/sparse_advise.h"
@@ -34,6 +35,7 @@ constexpr long long kMaxTrafficCycles = 100000000;
 
 // Our own main, so the SystemC banner can be switched off before the kernel starts.
 int main(int argc, char* argv[]) {
+  tb::restart_with_huge_pages(argv);
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   // Output piped into `head` that closes early: the run goes on and writes its files; the summary
   // line simply goes nowhere (rather than the process dying of SIGPIPE).

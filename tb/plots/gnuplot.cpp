@@ -70,11 +70,13 @@ std::string run_gnuplot(const std::string& script, const std::string& script_pat
 }
 
 std::string plot_curves(const std::string& png, const std::string& title, const std::string& xlabel,
-                        const std::string& ylabel, const std::vector<Curve>& curves) {
+                        const std::string& ylabel, const std::vector<Curve>& curves,
+                        bool log_axes) {
   const std::string base = without_extension(png);
   std::ostringstream s;
   s << header(png, title, 800, 560) << "set xlabel " << quoted(xlabel) << "\n"
     << "set ylabel " << quoted(ylabel) << "\nset grid\nset key top left\n";
+  if (log_axes) s << "set logscale xy\n";
   for (size_t c = 0; c < curves.size(); ++c) {
     s << "$curve" << c << " << EOD\n";
     for (const auto& p : curves[c].points) s << p.x << " " << p.y << "\n";

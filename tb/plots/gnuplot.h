@@ -17,9 +17,11 @@ struct Curve {
   std::string title;
   std::vector<CurvePoint> points;
 };
-// A line chart of one or more curves (e.g. latency against offered load).
+// A line chart of one or more curves (e.g. latency against offered load), on logarithmic axes if
+// `log_axes` (e.g. run time against system size).
 std::string plot_curves(const std::string& png, const std::string& title, const std::string& xlabel,
-                        const std::string& ylabel, const std::vector<Curve>& curves);
+                        const std::string& ylabel, const std::vector<Curve>& curves,
+                        bool log_axes = false);
 
 struct AxisTic {
   double position;

@@ -1,0 +1,22 @@
+#pragma once
+// Runs a command line as a child process (through /bin/sh) and measures it: wall time, the CPU
+// time and peak RSS of the child and its descendants (wait4's rusage), and its exit status. The
+// bench's cases time whole processes, so each tool pays its own start-up.
+#include <string>
+
+namespace wafersim::bench {
+
+struct ProcessFigures {
+  double wall_s = 0;
+  double cpu_s = 0;  // user + system
+  double rss_mb = 0;
+  bool ok = false;  // exited with status 0
+};
+
+// `command` runs with its standard output and error sent to `log` (or inherited if empty).
+ProcessFigures run_child(const std::string& command, const std::string& log = "");
+
+// The CPU seconds this process has used so far.
+double cpu_seconds();
+
+}  // namespace wafersim::bench
