@@ -174,8 +174,10 @@ void astra_sim_side_by_side(const Tools& tools) {
   const std::string memory = dir + "/no_memory_expansion.json";
   write_no_memory_expansion(memory);
   std::printf(
-      "ASTRA-sim side by side (%s), %d runs each, alternating; wafersim at message fidelity\n",
-      tools.astra_sim.c_str(), tools.repeats);
+      "ASTRA-sim side by side (%s; several dimensions: %s), %d runs each, alternating; wafersim "
+      "at message fidelity\n",
+      tools.astra_sim.c_str(),
+      tools.astra_sim_unaware.empty() ? "skipped" : tools.astra_sim_unaware.c_str(), tools.repeats);
   struct Case {
     std::vector<int> dims;
     uint64_t bytes;
@@ -214,11 +216,12 @@ void astra_sim_side_by_side(const Tools& tools) {
     double astra_ns = 0, wafersim_ns = 0;
     for (int r = 0; r < tools.repeats; ++r) {
       const std::string log = prefix + "/astra-sim.log";
-      const ProcessFigures a = run_child(tools.astra_sim + " --workload-configuration=" + prefix +
-                                             "/ar" + " --system-configuration=" + system +
-                                             " --network-configuration=" + network +
-                                             " --remote-memory-configuration=" + memory,
-                                         log);
+      // In the case's folder: ASTRA-sim writes ./log.
+      const ProcessFigures a = run_child(
+          "cd " + prefix + " && " + astra_sim + " --workload-configuration=" + prefix +
+              "/ar --system-configuration=" + system + " --network-configuration=" + network +
+              " --remote-memory-configuration=" + memory,
+          log);
       astra_ns = astra_sim_finish(read_text(log));
       if (!a.ok || astra_ns == 0) fail("ASTRA-sim", log);
       astra.add(a);
