@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 namespace wafersim::bench {
 
@@ -15,14 +18,26 @@ double seconds(const struct rusage& usage) {
          usage.ru_stime.tv_usec / 1e6;
 }
 
+constexpr const char* kTime = "/usr/bin/time";  // GNU time (Debian's `time`)
+
 }  // namespace
 
 ProcessFigures run_child(const std::string& command, const std::string& log) {
+  // The peak RSS comes from GNU time, not from wait4: a forked child starts with this process's
+  // resident pages counted, and exec keeps that high-water mark, so wait4 would report at least
+  // the bench's own size. GNU time is small and forks the command itself.
+  if (access(kTime, X_OK) != 0) {
+    std::fprintf(stderr, "wafersim_bench: needs %s (apt-get install time)\n", kTime);
+    std::exit(1);
+  }
+  char rss_file[] = "/tmp/wafersim-bench-rss-XXXXXX";
+  const int fd = mkstemp(rss_file);
+  if (fd >= 0) close(fd);
   const std::string line = log.empty() ? command : "exec > '" + log + "' 2>&1; " + command;
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", line.c_str(), nullptr);
+    execl(kTime, kTime, "-q", "-f", "%M", "-o", rss_file, "/bin/sh", "-c", line.c_str(), nullptr);
     _exit(127);
   }
   int status = 0;
@@ -30,8 +45,11 @@ ProcessFigures run_child(const std::string& command, const std::string& log) {
   wait4(pid, &status, 0, &usage);
   ProcessFigures f;
   f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  f.cpu_s = seconds(usage);
-  f.rss_mb = usage.ru_maxrss / 1024.0;
+  f.cpu_s = seconds(usage);  // time's own share is a millisecond at most
+  double rss_kb = 0;
+  std::ifstream(rss_file) >> rss_kb;
+  std::remove(rss_file);
+  f.rss_mb = rss_kb / 1024.0;
   f.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return f;
 }

@@ -1,7 +1,8 @@
 #pragma once
-// Runs a command line as a child process (through /bin/sh) and measures it: wall time, the CPU
-// time and peak RSS of the child and its descendants (wait4's rusage), and its exit status. The
-// bench's cases time whole processes, so each tool pays its own start-up.
+// Runs a command line as a child process (through /bin/sh, under GNU time) and measures it: wall
+// time, the CPU time of the child and its descendants (wait4's rusage), the command's peak RSS
+// (GNU time's) and its exit status. The bench's cases time whole processes, so each tool pays its
+// own start-up.
 #include <string>
 
 namespace wafersim::bench {
