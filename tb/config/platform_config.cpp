@@ -595,6 +595,12 @@ void check_flows(const PlatformSpec& spec) {
                        "not flit (a switch reduces whole packets; docs/design.md, The Fred "
                        "switch)");
   }
+  // A Fred switch's flows keep to their class's VC and take it only while it is free: they do not
+  // wait for a tail's credit (docs/design.md).
+  if (n.fred_switches && spec.fabric.vc_release_on_tail_credit)
+    throw InputError(file, "fabric.vc_release",
+                     "tail_credit is modelled in routers, not in Fred switches (network.switch: "
+                     "fred): use tail_sent");
 }
 
 // Go-Back-N and fault injection act on packets: packet fidelity only; a link that loses more
