@@ -13,9 +13,10 @@
 # extern/graph_frontend/chakra, extern/network_backend/analytical and
 # extern/remote_memory_backend/analytical checked out (`git submodule update --init` for those
 # three). fmt, spdlog and yaml-cpp come from Debian (libfmt-dev, libspdlog-dev, libyaml-cpp-dev,
-# as wafersim's own build) instead of the copies ASTRA-sim fetches; if the chakra checkout's
-# feeder names its classes Chakra::FeederV3::ETFeeder (its feederv3 branch), two
-# using-declarations give astra-sim the Chakra::ETFeeder it expects. Builds
+# as wafersim's own build) instead of the copies ASTRA-sim fetches. astra-sim needs chakra's
+# src/feeder_v3 (its `stage` or `feederv3` branch, where the classes are
+# Chakra::FeederV3::ETFeeder): two using-declarations give astra-sim the Chakra::ETFeeder it
+# expects. Builds
 # build/astra_analytical/build/bin/AstraSim_Analytical_Congestion_Aware (or _Unaware).
 set -euo pipefail
 tool=${1:?usage: build-reference-tools.sh booksim|astra-sim CHECKOUT}
