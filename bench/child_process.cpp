@@ -54,6 +54,18 @@ ProcessFigures run_child(const std::string& command, const std::string& log) {
   return f;
 }
 
+ProcessFigures run_checked(const std::string& command, const std::string& log) {
+  const ProcessFigures f = run_child(command, log);
+  if (!f.ok) fail("'" + command + "'", log);
+  return f;
+}
+
+void fail(const std::string& what, const std::string& log) {
+  std::fprintf(stderr, "wafersim_bench: %s failed%s\n", what.c_str(),
+               log.empty() ? "" : ("; its output is in " + log).c_str());
+  std::exit(1);
+}
+
 double cpu_seconds() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);

@@ -17,6 +17,13 @@ struct ProcessFigures {
 // `command` runs with its standard output and error sent to `log` (or inherited if empty).
 ProcessFigures run_child(const std::string& command, const std::string& log = "");
 
+// run_child, and if the command failed, a message naming it (and `log`, where its output went)
+// and exit(1): a bench case without its figures has nothing to print.
+ProcessFigures run_checked(const std::string& command, const std::string& log = "");
+
+// The message and exit(1) of a case whose tool failed; its output is in `log`.
+[[noreturn]] void fail(const std::string& what, const std::string& log);
+
 // The CPU seconds this process has used so far.
 double cpu_seconds();
 

@@ -44,16 +44,6 @@ nlohmann::json read_json(const std::string& path) {
   return j;
 }
 
-ProcessFigures checked(const std::string& command, const std::string& log) {
-  const ProcessFigures f = run_child(command, log);
-  if (!f.ok) {
-    std::fprintf(stderr, "wafersim_bench: '%s' failed; its output is in %s\n", command.c_str(),
-                 log.c_str());
-    std::exit(1);
-  }
-  return f;
-}
-
 void print_point(const char* what, const Point& p, const char* unit) {
   std::printf(
       "  %-22s wall %8.2f s  CPU %8.2f s  peak RSS %8.1f MB  %12.0f events  %11.0f %s  %.2f "
@@ -86,10 +76,10 @@ void scaling(const std::string& wafersim, const std::string& dir, const std::str
     write_ring_network(prefix + "/network.yml", {npus});
     write_ring_4chunks_system(prefix + "/system.json", 1);
     const ProcessFigures f =
-        checked(wafersim + " run --quiet --fidelity message --astra-network " + prefix +
-                    "/network.yml --astra-system " + prefix + "/system.json --workload " + prefix +
-                    "/ar --out " + prefix + "/out",
-                prefix + "/run.log");
+        run_checked(wafersim + " run --quiet --fidelity message --astra-network " + prefix +
+                        "/network.yml --astra-system " + prefix + "/system.json --workload " +
+                        prefix + "/ar --out " + prefix + "/out",
+                    prefix + "/run.log");
     const nlohmann::json report = read_json(prefix + "/out/report.json");
     double messages = 0;
     for (const auto& npu : report["npus"]) messages += npu.value("messages_sent", 0.0);
@@ -103,12 +93,12 @@ void scaling(const std::string& wafersim, const std::string& dir, const std::str
   std::vector<Point> flit;
   for (int k : {4, 8, 16, 32}) {
     const std::string out = dir + "/scaling/mesh" + std::to_string(k);
-    const ProcessFigures f =
-        checked(wafersim +
-                    " traffic --quiet --platform configs/booksim_meshconfig.yaml --pattern uniform "
-                    "--rate 0.1 --warmup-cycles 3000 --measure-cycles 3000 --set network.mesh_x=" +
-                    std::to_string(k) + " network.mesh_y=" + std::to_string(k) + " --out " + out,
-                out + ".log");
+    const ProcessFigures f = run_checked(
+        wafersim +
+            " traffic --quiet --platform configs/booksim_meshconfig.yaml --pattern uniform "
+            "--rate 0.1 --warmup-cycles 3000 --measure-cycles 3000 --set network.mesh_x=" +
+            std::to_string(k) + " network.mesh_y=" + std::to_string(k) + " --out " + out,
+        out + ".log");
     const nlohmann::json report = read_json(out + "/traffic.json");
     // Router crossings: every flit offered over the run crosses hops + 1 routers.
     const double cycles = report.value("simulated_cycles", 0.0);

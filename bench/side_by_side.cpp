@@ -42,19 +42,11 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-void fail(const std::string& what, const std::string& log) {
-  std::fprintf(stderr, "wafersim_bench: %s failed; its output is in %s\n", what.c_str(),
-               log.c_str());
-  std::exit(1);
-}
-
 // Runs `wafersim ARGS --out OUT` (its output to OUT.log), adds its figures to `samples` and returns
 // OUT/<report>.
 nlohmann::json run_wafersim(const Tools& tools, const std::string& args, const std::string& out,
                             const std::string& report, Samples& samples) {
-  const ProcessFigures f = run_child(tools.wafersim + " " + args + " --out " + out, out + ".log");
-  if (!f.ok) fail("wafersim", out + ".log");
-  samples.add(f);
+  samples.add(run_checked(tools.wafersim + " " + args + " --out " + out, out + ".log"));
   nlohmann::json j;
   std::ifstream(out + "/" + report) >> j;
   return j;

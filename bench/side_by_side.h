@@ -7,12 +7,12 @@
 namespace wafersim::bench {
 
 struct Tools {
-  std::string wafersim;        // the wafersim binary
-  std::string booksim;         // BookSim 2's booksim binary ("" = skip its cases)
-  std::string booksim_config;  // its runfiles/meshconfig
-  std::string astra_sim;       // an ASTRA-sim analytical binary ("" = skip its cases)
+  std::string wafersim;           // the wafersim binary
+  std::string booksim;            // BookSim 2's booksim binary ("" = skip its cases)
+  std::string booksim_config;     // its runfiles/meshconfig
+  std::string astra_sim;          // an ASTRA-sim analytical binary ("" = skip its cases)
   std::string astra_sim_unaware;  // its congestion-unaware backend, for several dimensions
-  std::string dir;             // scratch folder
+  std::string dir;                // scratch folder
   int repeats = 3;
 };
 

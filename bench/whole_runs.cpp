@@ -8,6 +8,7 @@
 // `themis` (the whole Themis study, about 18 minutes on 2 cores), `scaling` and the side-by-side
 // cases (bench/side_by_side.h) are not part of `all`.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -49,11 +50,7 @@ Figures run(const std::string& wafersim, const std::string& command, const std::
             const std::string& out, const std::string& report = "report.json", bool quiet = true) {
   const std::string cmd =
       wafersim + " " + command + (quiet ? " --quiet" : "") + " --out " + out + " " + args;
-  const wafersim::bench::ProcessFigures p = wafersim::bench::run_child(cmd);
-  if (!p.ok) {
-    std::fprintf(stderr, "wafersim_bench: '%s' failed\n", cmd.c_str());
-    std::exit(1);
-  }
+  const wafersim::bench::ProcessFigures p = wafersim::bench::run_checked(cmd);
   Figures f{p.wall_s, p.cpu_s, p.rss_mb, nlohmann::json::object()};
   std::ifstream in(out + "/" + report);
   if (in && report.size() > 5 && report.compare(report.size() - 5, 5, ".json") == 0) in >> f.report;
@@ -402,8 +399,13 @@ int main(int argc, char** argv) {
             .lexically_normal()
             .string();
   auto needs = [&](const std::string& tool, const char* option) {
-    if (!tool.empty()) return true;
-    std::fprintf(stderr, "wafersim_bench: the %s case needs %s PATH\n", which.c_str(), option);
+    if (tool.empty())
+      std::fprintf(stderr, "wafersim_bench: the %s case needs %s PATH\n", which.c_str(), option);
+    else if (access(tool.c_str(), X_OK) != 0)
+      std::fprintf(stderr, "wafersim_bench: %s '%s': not an executable file\n", option,
+                   tool.c_str());
+    else
+      return true;
     std::exit(2);
   };
   if (which == "booksim" && needs(tools.booksim, "--booksim"))
