@@ -59,8 +59,6 @@ FredSwitch::FredSwitch(sc_core::sc_module_name name, const FabricParams& params,
       routes_(interconnect_, {}, port_capacity(topology, node)),
       control_(interconnect_),
       reconfiguration_(cycle_ * static_cast<double>(params.fred_reconfiguration_cycles)),
-      topology_(topology),
-      node_(node),
       messages_(shared.messages) {}
 
 void FredSwitch::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,

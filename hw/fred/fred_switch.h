@@ -198,8 +198,6 @@ class FredSwitch : public Router {
   uint64_t phase_ = 0;  // the communication phase whose configuration is loaded: 1 + its instance
   sc_core::sc_time loaded_at_;  // packet fidelity: when the configuration being loaded is in
   const sc_core::sc_time reconfiguration_;
-  const topology::Topology& topology_;
-  const int node_;
   MessagePool& messages_;
 };
 

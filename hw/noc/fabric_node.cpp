@@ -36,17 +36,24 @@ FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params,
                        FabricShared shared, const std::vector<topology::Link>& inputs,
                        const std::vector<topology::Link>& outputs)
     : sc_module(name),
-      params_(params),
+      decoupled_(params.fidelity == Fidelity::Message),
+      go_back_n_(params.go_back_n),
+      flit_bytes_(params.flit_bytes),
       cycle_(1.0 / params.clock_ghz, SC_NS),
+      topology_(shared.topology),
+      node_(!outputs.empty()  ? outputs.front().src
+            : !inputs.empty() ? inputs.front().dst
+                              : -1),
+      pool_(shared.pool),
+      calendar_(shared.calendar),
       delays_{cycle_ * static_cast<double>(params.routing_delay_cycles),
               cycle_ * static_cast<double>(params.vc_alloc_delay_cycles),
               cycle_ * static_cast<double>(params.sw_alloc_delay_cycles +
                                            params.switch_traversal_delay_cycles),
               cycle_ * static_cast<double>(params.credit_delay_cycles),
               cycle_ * static_cast<double>(params.endpoint_delay_cycles)},
-      never_(sc_core::sc_max_time()),
-      pool_(shared.pool),
-      calendar_(shared.calendar) {
+      params_(params),
+      never_(sc_core::sc_max_time()) {
   for (const auto& l : inputs) add_input(l);
   for (const auto& l : outputs) add_output(l);
   // Each input's way back: the k-th output to its sender for the k-th input from it (links come in
@@ -85,7 +92,13 @@ void FabricNode::add_output(const topology::Link& link) {
 }
 
 void FabricNode::end_of_elaboration() {
-  for (Output& out : outputs_) out.forward = out.socket->operator->();
+  for (Output& out : outputs_) {
+    out.forward = out.socket->operator->();
+    if (const auto* port = dynamic_cast<const Port*>(out.forward)) {
+      out.next = &port->node();
+      out.next_port = port->index();
+    }
+  }
   for (Input& in : inputs_) in.backward = in.socket->operator->();
 }
 
@@ -128,9 +141,15 @@ void FabricNode::occupy(Output& out, TransferExt& unit, const LinkSlot& slot, bo
 
 tlm::tlm_sync_enum FabricNode::deliver(Output& out, tlm::tlm_generic_payload& trans,
                                        TransferExt& unit, const LinkSlot& slot) {
-  const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
+  const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, flit_bytes_);
+  const sc_time arrival = slot.start + serialisation(out, head_bytes) + out.latency;
+  if (out.next && decoupled()) {  // the BEGIN_REQ's effect, without the socket (see the header)
+    unit.port = out.next_port;
+    out.next->pass(out.next_port, trans, unit, arrival);
+    return tlm::TLM_COMPLETED;
+  }
   tlm::tlm_phase phase = kUnit;
-  sc_time delay = slot.start + serialisation(out, head_bytes) + out.latency - now();
+  sc_time delay = arrival - now();
   return out.forward->nb_transport_fw(trans, phase, delay);
 }
 
@@ -138,7 +157,7 @@ tlm::tlm_sync_enum FabricNode::send(int port, tlm::tlm_generic_payload& trans, T
                                     const LinkSlot& slot) {
   Output& out = outputs_[port];
   occupy(out, unit, slot, true);
-  if (params_.go_back_n) {
+  if (go_back_n_) {
     unit.link_seq = static_cast<uint32_t>(out.retry.next_seq++);
     unit.attempt = 0;
     if (!survives(port, trans, unit, slot)) return tlm::TLM_ACCEPTED;  // the link layer keeps it

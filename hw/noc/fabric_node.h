@@ -8,11 +8,15 @@
 // at that time or later, and wakes the block only if it is waiting for one.
 //
 // Message fidelity is temporally decoupled instead (TLM-2.0 loosely-timed style): a message crosses
-// the whole path inside the call that sends it. Each block on the way receives BEGIN_REQ with the
-// head's arrival as its timing annotation, reserves its output link from then on, passes the
-// same payload on (as an interconnect does), and completes the transaction at once (TLM_COMPLETED,
-// no credit); the sending NIC releases the payload when its call returns. No event per hop:
-// the message costs one event at each end. A link books bandwidth over time (LinkCalendar): a
+// the whole path inside the call that sends it. Each block on the way receives the message with
+// the head's arrival time, reserves its output link from then on, passes the same payload on (as
+// an interconnect does), and completes at once (no credit); the sending NIC releases the payload
+// when its call returns. No event per hop: the message costs one event at each end. Between two
+// fabric blocks the hop is a direct call of the next block's pass(), the block and port found
+// through the bound socket at the end of elaboration: the BEGIN_REQ it stands for would be
+// answered TLM_COMPLETED at once, and the call through the socket's port object and forward()
+// cost two more cold cache lines per hop (docs/performance.md). A socket bound to anything else
+// gets the BEGIN_REQ. A link books bandwidth over time (LinkCalendar): a
 // message streams at its path's narrowest rate, from the first time at or after it reaches the link
 // that the link has that rate to spare for as long as it streams; buffers are not modelled
 // (docs/design.md).
@@ -87,6 +91,8 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
                public tlm::tlm_bw_transport_if<LinkProtocol> {
    public:
     Port(FabricNode& node, int index) : node_(node), index_(index) {}
+    FabricNode& node() const { return node_; }
+    int index() const { return index_; }
     tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                                        sc_core::sc_time& delay) override {
       return node_.forward(index_, trans, phase, delay);
@@ -108,9 +114,10 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     const int index_;
   };
 
-  // Fields in the order of use: what every unit and round reads first (two cache lines), then
-  // the credits on their way back, then what only reports and elaboration read. (Aligning it to
-  // cache lines made the 1,024-NPU message-fidelity case 8% slower.)
+  // Fields in the order of use: what every unit, message and round reads first (the link's time,
+  // where it leads, its counters), then the credits on their way back, then what only reports and
+  // elaboration read. (Aligning it to cache lines made the 1,024-NPU message-fidelity case 8%
+  // slower.)
   struct Output {
     sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
     LinkCalendar bookings;  // message fidelity: the link's rate, booked ahead (link_free unused)
@@ -120,12 +127,16 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     // The bound target's forward interface, looked up once after elaboration: a message crosses
     // thousands of sockets per simulated microsecond at message fidelity.
     tlm::tlm_fw_transport_if<LinkProtocol>* forward = nullptr;
+    // Message fidelity: the fabric block and input port the link leads to (null: not a fabric
+    // block's port; BEGIN_REQ through `forward` then).
+    FabricNode* next = nullptr;
+    int next_port = -1;
+    LinkStats stats;
     std::vector<int> credits;   // per VC, slots free downstream (returned credits counted in)
     uint64_t free_vcs = 0;      // bit v set: no packet holds VC v (routers allocate from it)
     uint64_t draining_vcs = 0;  // bit v set: its packet's tail has left, its credit not yet back
     int rr = 0;                 // switch allocation: the input this output serves first
     int vc_rr = 0;              // VC allocation: the VC it hands out first
-    LinkStats stats;
     // Credits on their way back, by the time they arrive (counted in lazily, when a sender finds
     // too few: up to VCs x buffer slots of them); and whether the block waits for one that has not
     // been sent yet (the next credit then wakes it).
@@ -182,7 +193,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   // does: the payload stays the sending NPU's, which releases it when the call returns.
   virtual void pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                     const sc_core::sc_time& head_at) = 0;
-  bool decoupled() const { return params_.fidelity == Fidelity::Message; }
+  bool decoupled() const { return decoupled_; }
   // Runs on_wake() at the first cycle boundary at or after `t` (>= now), unless it runs earlier.
   void wake_at(const sc_core::sc_time& t) { calendar_.wake(*this, t); }
   sc_core::sc_time now() const { return calendar_.now(); }
@@ -195,7 +206,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
 
   // Serialisation time of `bytes` on an output link.
   sc_core::sc_time serialisation(const Output& out, uint64_t bytes) const {
-    if (bytes == params_.flit_bytes) return out.flit_time;
+    if (bytes == flit_bytes_) return out.flit_time;
     // In cycles first, then time: a byte's time alone would round to the picosecond.
     return cycle_ * (static_cast<double>(bytes) / out.bytes_per_cycle);
   }
@@ -229,7 +240,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
       slot.stream = {out.bytes_per_cycle, serialisation(out, unit.wire_bytes)};
       slot.start = std::max(depart, out.link_free);
     }
-    const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, params_.flit_bytes);
+    const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, flit_bytes_);
     // Cut-through: the unit cannot leave faster than its own tail arrives here.
     slot.end =
         std::max(slot.start + slot.stream.length, unit.tail_at + serialisation(out, head_bytes));
@@ -262,11 +273,26 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     sc_core::sc_time credit;
     sc_core::sc_time endpoint;
   };
-  const FabricParams params_;
+  // What a message's or unit's visit reads, first among the block's members and together, in the
+  // two cache lines after the module's own (at message fidelity every message visits several
+  // blocks, each cold: spread over the parameters and the derived block's members, these took
+  // five lines per visit; docs/performance.md).
+  const bool decoupled_;  // message fidelity
+  const bool go_back_n_;  // params_.go_back_n
+  const uint32_t flit_bytes_;
   const sc_core::sc_time cycle_;
-  const Delays delays_;
-  const sc_core::sc_time never_;  // sc_max_time(), which is a library call
   std::vector<Output> outputs_;
+  const topology::Topology& topology_;
+  const int node_;  // the block's node in the topology
+
+ private:
+  PayloadPool& pool_;
+  WakeCalendar& calendar_;
+
+ protected:
+  const Delays delays_;
+  const FabricParams params_;
+  const sc_core::sc_time never_;  // sc_max_time(), which is a library call
   std::vector<Input> inputs_;
 
  private:
@@ -318,9 +344,6 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
                              sc_core::sc_time& delay);
   tlm::tlm_sync_enum backward(int port, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                               sc_core::sc_time& delay);
-
-  PayloadPool& pool_;
-  WakeCalendar& calendar_;
 };
 
 }  // namespace wafersim::hw

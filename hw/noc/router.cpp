@@ -40,9 +40,7 @@ int first_from(uint64_t mask, int first) {
 Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricShared shared,
                const topology::Topology& topology, int node)
     : FabricNode(name, params, shared, topology.links_of(topology.in_links(node)),
-                 topology.links_of(topology.out_links(node))),
-      topology_(topology),
-      node_(node) {
+                 topology.links_of(topology.out_links(node))) {
   if (params_.vcs > 64)
     throw std::invalid_argument("vcs: at most 64 virtual channels per port, got " +
                                 std::to_string(params_.vcs));

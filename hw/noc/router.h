@@ -6,6 +6,7 @@
 // nothing. At message fidelity it only routes: a message passes through within the sender's call
 // (FabricNode), leaving after the pipeline delays once its output link is free.
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <systemc>
 #include <vector>
@@ -98,8 +99,14 @@ class Router : public FabricNode {
   // back; a head that finds none asks for a wake at the next credit.
   bool allocate_vc(InputVc& ivc, const sc_core::sc_time& now, sc_core::sc_time& next);
 
-  const topology::Topology& topology_;
-  const int node_;
+  // Routes taken lately (see route()), by a hash of the destination; first among the router's
+  // members, next to FabricNode's.
+  struct RouteMemo {
+    int dst = -1;
+    int in_port = -1;
+    int out_port = -1;
+  };
+  mutable std::array<RouteMemo, 8> routes_{};
   std::vector<InputState> in_;
   // Heads filed ahead of their arrival, by arrival time: a round looks at a VC only once its head
   // is in (every round used to look at each such VC only to note when to come back).
@@ -115,9 +122,14 @@ class Router : public FabricNode {
   std::vector<uint64_t> class_vcs_;  // per VC class, its VCs (v % classes == class)
   // The output towards a destination rank, by the topology's rules (no table: memory grows with
   // the links, not routers x NPUs), and whether its link is a dateline (the packet moves up a VC
-  // class).
+  // class). A router sees few destinations at a time (a ring's two, a 4-D platform's dozen): it
+  // remembers the last few routes, as the rules' tables and the input's link are cold at every
+  // message of a large run (docs/performance.md).
   int route(int in_port, int dst) const {
-    return topology_.next_port(node_, dst, inputs_[in_port].link.dim);
+    RouteMemo& memo = routes_[(static_cast<uint32_t>(dst) * 2654435761u) >> 29];
+    if (memo.dst != dst || memo.in_port != in_port)
+      memo = {dst, in_port, topology_.next_port(node_, dst, inputs_[in_port].link.dim)};
+    return memo.out_port;
   }
   bool moves_up(int port) const { return outputs_[port].link.dateline && params_.vc_classes > 1; }
   // The VC class a head leaving on `out_port` takes: it moves up at a dateline, and starts again

@@ -22,8 +22,6 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
                                    const std::vector<topology::Link>& from_network,
                                    const std::vector<topology::Link>& to_network)
     : FabricNode(name, params, shared, from_network, to_network),
-      topology_(shared.topology),
-      node_(to_network.at(0).src),
       callbacks_(callbacks),
       groups_(to_network.size()) {
   for (PortGroup& g : groups_) {
@@ -35,7 +33,7 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
 void NetworkInterface::send(Message* message) {
   // A message to itself (synthetic traffic sends some) goes out to the router and back.
   // A flow's contribution leaves on the NPU's one port into the tree.
-  const int port = message->flow ? 0 : std::max(0, topology_.next_port(node_, message->dst));
+  const int port = message->flow ? 0 : peer_route(message->dst).port;
   if (decoupled()) {
     send_whole(port, message);
     return;
@@ -72,8 +70,14 @@ void NetworkInterface::send_whole(int port, Message* message) {
   TransferExt unit;
   next_unit(whole, unit);
   const sc_time depart = align(now() + delays_.endpoint);
-  message->bytes_per_cycle = message->flow ? message->flow->carrier.bytes_per_cycle
-                                           : path_bytes_per_cycle(message->src, message->dst);
+  if (message->flow) {
+    message->bytes_per_cycle = message->flow->carrier.bytes_per_cycle;
+  } else {
+    PeerRoute& route = peer_route(message->dst);
+    if (route.bytes_per_cycle == 0)
+      route.bytes_per_cycle = topology_.path_bytes_per_cycle(message->src, message->dst);
+    message->bytes_per_cycle = route.bytes_per_cycle;
+  }
   unit.vc = 0;
   unit.credits = 0;
   unit.tail_at = depart;
@@ -83,14 +87,12 @@ void NetworkInterface::send_whole(int port, Message* message) {
   sent(message, slot.end);
 }
 
-double NetworkInterface::path_bytes_per_cycle(int src, int dst) {
-  // An NPU sends to few peers at a time (a ring's neighbour, a mesh's four): remembering the last
-  // few saves walking the route for every message.
+NetworkInterface::PeerRoute& NetworkInterface::peer_route(int dst) {
   // Hashed: peers of a dimension sit a stride apart, and strides are often a multiple of the size.
   const uint32_t h = static_cast<uint32_t>(dst) * 2654435761u;
-  PathRate& slot = path_rates_[h >> 26];
-  if (slot.dst != dst) slot = {dst, topology_.path_bytes_per_cycle(src, dst)};
-  return slot.bytes_per_cycle;
+  PeerRoute& route = peer_routes_[h >> 26];
+  if (route.dst != dst) route = {dst, std::max(0, topology_.next_port(node_, dst)), 0};
+  return route;
 }
 
 bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {

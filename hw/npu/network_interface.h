@@ -93,19 +93,20 @@ class NetworkInterface : public FabricNode {
   // Messages queued in all groups (for the queue-depth probe).
   int queued() const;
 
-  // Message fidelity: the narrowest link on the route to `dst`, from a small cache.
-  double path_bytes_per_cycle(int src, int dst);
-  struct PathRate {
+  // What the NIC knows of its route to a destination rank: the port it leaves on, and (message
+  // fidelity, worked out on first use: 0 until then) the narrowest link on the way, from a small
+  // cache. An NPU sends to few peers at a time (a ring's neighbour, a mesh's four).
+  struct PeerRoute {
     int dst = -1;
+    int port = 0;
     double bytes_per_cycle = 0;
   };
-  // 64: an NPU of a 4-D platform exchanges with a dozen or more peers (8 thrashed: 4% of a
-  // 1,024-NPU run walked routes).
-  std::array<PathRate, 64> path_rates_{};
-  const topology::Topology& topology_;
-  const int node_;  // the NPU's node in the topology
+  PeerRoute& peer_route(int dst);
   CallbackQueue& callbacks_;
   std::vector<PortGroup> groups_;  // one per output port
+  // 64: an NPU of a 4-D platform exchanges with a dozen or more peers (8 thrashed: 4% of a
+  // 1,024-NPU run walked routes).
+  std::array<PeerRoute, 64> peer_routes_{};
 };
 
 }  // namespace wafersim::hw

@@ -16,14 +16,14 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
          const std::vector<topology::Link>& from_network,
          const std::vector<topology::Link>& to_network)
     : sc_module(name),
+      rank_(rank),
+      messages_(shared.messages),
+      callbacks_(callbacks),
+      flows_(shared.flows),
       cmd("cmd"),
       sparse("sparse"),
-      rank_(rank),
       params_(params),
       cycle_(1.0 / params.clock_ghz, SC_NS),
-      callbacks_(callbacks),
-      messages_(shared.messages),
-      flows_(shared.flows),
       reducers_(static_cast<size_t>(std::max(1, params.reduce_engines))) {
   nic_ = std::make_unique<NetworkInterface>("nic", fabric, shared, callbacks_, from_network,
                                             to_network);
@@ -32,8 +32,7 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
     if (m->cookie) complete(*reinterpret_cast<tlm::tlm_generic_payload*>(m->cookie));
     if (m->flow) flows_.sent(*m->flow, m);  // freed with its flow
   };
-  cmd.register_nb_transport_fw(this, &Npu::command);
-  cmd.register_b_transport(this, &Npu::refuse_blocking);
+  cmd.bind(*this);
   sparse.register_nb_transport_bw(this, &Npu::sparse_done);
 }
 
@@ -46,7 +45,12 @@ sc_time Npu::cycles_for(double ns) const {
   return cycle_ * std::max(0.0, cycles);
 }
 
-tlm::tlm_sync_enum Npu::command(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase, sc_time&) {
+void Npu::end_of_elaboration() {
+  driver_ = cmd.operator->();
+}
+
+tlm::tlm_sync_enum Npu::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                        sc_time&) {
   if (phase != tlm::BEGIN_REQ) return tlm::TLM_ACCEPTED;
   start(trans);
   return tlm::TLM_ACCEPTED;
@@ -196,7 +200,7 @@ void Npu::complete(tlm::tlm_generic_payload& trans, tlm::tlm_response_status sta
   tlm::tlm_phase phase = tlm::BEGIN_RESP;
   sc_time delay = sc_core::SC_ZERO_TIME;
   trans.set_response_status(status);
-  cmd->nb_transport_bw(trans, phase, delay);
+  driver_->nb_transport_bw(trans, phase, delay);
 }
 
 std::vector<std::pair<int, uint64_t>> Npu::waiting_receives() const {

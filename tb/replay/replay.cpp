@@ -134,9 +134,8 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
                      std::to_string(workload.ranks.size()) + " traces for " + std::to_string(n) +
                          " endpoints (NPUs and I/O controllers)");
   for (int r = 0; r < n; ++r) {
-    sockets_.push_back(std::make_unique<Socket>(("npu" + std::to_string(r)).c_str()));
-    sockets_.back()->register_nb_transport_bw(this, &Replay::completed, r);
-    sockets_.back()->bind(platform.npu(r).cmd);
+    npu_ports_.push_back(std::make_unique<NpuPort>(*this, r));
+    npu_ports_.back()->socket.bind(platform.npu(r).cmd);
 
     auto state = std::make_unique<RankState>();
     state->rank = r;
@@ -256,7 +255,11 @@ void Replay::send_command(int rank, Command* c) {
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_time delay = SC_ZERO_TIME;
   c->ext.token = reinterpret_cast<uint64_t>(c);
-  (*sockets_[rank])->nb_transport_fw(c->trans, phase, delay);
+  npu_ports_[rank]->npu->nb_transport_fw(c->trans, phase, delay);
+}
+
+void Replay::end_of_elaboration() {
+  for (auto& port : npu_ports_) port->npu = port->socket.operator->();
 }
 
 uint32_t Replay::instance_of(const std::string& group, size_t sequence) {

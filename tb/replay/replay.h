@@ -3,8 +3,6 @@
 // a TLM socket, as a driver would (compute, memory, send, receive), turns collectives into the plan
 // of their algorithm and issues the plan's operations, and releases children on completion. When
 // nothing can progress any more it says what each rank is waiting for.
-#include <tlm_utils/simple_initiator_socket.h>
-
 #include <deque>
 #include <exception>
 #include <map>
@@ -13,6 +11,7 @@
 #include <set>
 #include <string>
 #include <systemc>
+#include <tlm>
 #include <unordered_map>
 #include <vector>
 
@@ -77,7 +76,6 @@ struct DataCheck {
 
 class Replay : public sc_core::sc_module {
  public:
-  using Socket = tlm_utils::simple_initiator_socket_tagged<Replay>;
   SC_HAS_PROCESS(Replay);
   Replay(sc_core::sc_module_name name, const chakra::Workload& workload, const PlatformSpec& spec,
          hw::Platform& platform, DataOptions data = {});
@@ -154,7 +152,30 @@ class Replay : public sc_core::sc_module {
   const chakra::Workload& workload_;
   const PlatformSpec& spec_;
   hw::Platform& platform_;
-  std::vector<std::unique_ptr<Socket>> sockets_;
+  // One NPU's command socket: a plain TLM-2.0 base-protocol socket whose backward interface tells
+  // the replay which rank a completion is for (the utility library's tagged socket adds a process
+  // object per call; see hw::Npu::cmd), and the NPU's forward interface, looked up once after
+  // elaboration.
+  class NpuPort : public tlm::tlm_bw_transport_if<> {
+   public:
+    NpuPort(Replay& replay, int rank)
+        : socket(("npu" + std::to_string(rank)).c_str()), replay_(replay), rank_(rank) {
+      socket.bind(*this);
+    }
+    tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                       sc_core::sc_time& delay) override {
+      return replay_.completed(rank_, trans, phase, delay);
+    }
+    void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
+    tlm::tlm_initiator_socket<32> socket;
+    tlm::tlm_fw_transport_if<>* npu = nullptr;
+
+   private:
+    Replay& replay_;
+    const int rank_;
+  };
+  void end_of_elaboration() override;
+  std::vector<std::unique_ptr<NpuPort>> npu_ports_;
   std::vector<std::unique_ptr<RankState>> ranks_;
   PlanLibrary plans_;
   std::map<std::pair<std::string, size_t>, uint32_t> instances_;
