@@ -228,14 +228,17 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     LinkSlot slot;
     if (decoupled()) {
       slot.stream = stream_on(out, unit);
+      slot.start = depart;
       // A link busy with slower streams still has some rate to spare: the message may stream at
       // that, as its packets would interleave with theirs, when that ends sooner than waiting for
-      // its whole rate.
-      const auto fit = out.bookings.soonest_end(depart, static_cast<double>(unit.wire_bytes),
-                                                cycle_, slot.stream.bytes_per_cycle);
-      slot.start = fit.start;
-      if (fit.rate < slot.stream.bytes_per_cycle)
-        slot.stream = {fit.rate, cycle_ * (static_cast<double>(unit.wire_bytes) / fit.rate)};
+      // its whole rate. (Most messages find the link free.)
+      if (depart < out.bookings.free_from()) {
+        const auto fit = out.bookings.soonest_end(depart, static_cast<double>(unit.wire_bytes),
+                                                  cycle_, slot.stream.bytes_per_cycle);
+        slot.start = fit.start;
+        if (fit.rate < slot.stream.bytes_per_cycle)
+          slot.stream = {fit.rate, cycle_ * (static_cast<double>(unit.wire_bytes) / fit.rate)};
+      }
     } else {
       slot.stream = {out.bytes_per_cycle, serialisation(out, unit.wire_bytes)};
       slot.start = std::max(depart, out.link_free);

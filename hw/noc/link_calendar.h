@@ -50,6 +50,8 @@ class LinkCalendar {
   void book(const sc_core::sc_time& start, const sc_core::sc_time& length, double rate);
   // Forgets what lies before `now`: no message can reach the link earlier.
   void forget_until(const sc_core::sc_time& now);
+  // When the last booking ends: the link is free from then on.
+  const sc_core::sc_time& free_from() const { return end_; }
   // How many rate changes are kept (for tests).
   size_t size() const { return steps_.size() - first_; }
 

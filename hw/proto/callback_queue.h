@@ -22,7 +22,7 @@ class CallbackQueue : public sc_core::sc_module {
 
   // Runs `fn` at `when` (now if that has passed), after the callbacks already queued for then.
   void at(const sc_core::sc_time& when, std::function<void()> fn) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = kernel_now_;
     const sc_core::sc_time t = when < now ? now : when;
     const bool earliest = due_.empty() || t < due_.begin()->first;
     auto it = due_.lower_bound(t);
@@ -44,7 +44,7 @@ class CallbackQueue : public sc_core::sc_module {
   // Callbacks grouped by instant: the NPUs of a large platform often finish things at the same
   // time, and a group costs one map node however many callbacks it holds.
   void run_due() {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = kernel_now_;
     while (!due_.empty() && due_.begin()->first <= now) {
       // Taken out of the map first: callbacks may queue more for now, as a new group run next.
       auto node = due_.extract(due_.begin());
@@ -62,6 +62,8 @@ class CallbackQueue : public sc_core::sc_module {
   Due due_;
   std::vector<Due::node_type> spare_;  // emptied groups, map node and vector reused
   sc_core::sc_event event_;
+  // The kernel's time, which sc_time_stamp() returns by reference: read here without the call.
+  const sc_core::sc_time& kernel_now_ = sc_core::sc_time_stamp();
 };
 
 }  // namespace wafersim::hw

@@ -41,7 +41,7 @@ class WakeCalendar : public sc_core::sc_module {
   void wake(Sleeper& sleeper, const sc_core::sc_time& t);
   // The simulated time, kept while the calendar runs its blocks: they and the blocks they call
   // read it on every unit, and the kernel's sc_time_stamp() is a library call.
-  sc_core::sc_time now() const { return running_ ? now_ : sc_core::sc_time_stamp(); }
+  sc_core::sc_time now() const { return running_ ? now_ : kernel_now_; }
 
  private:
   static constexpr uint64_t kSlots = 256;  // the wheel: a power of two, in cycles
@@ -59,6 +59,8 @@ class WakeCalendar : public sc_core::sc_module {
       beyond_;
   uint64_t current_ = 0;  // the cycle being run, or run last
   sc_core::sc_time now_;  // its start
+  // The kernel's time, which sc_time_stamp() returns by reference: read here without the call.
+  const sc_core::sc_time& kernel_now_ = sc_core::sc_time_stamp();
   bool running_ = false;
   uint64_t notified_ = UINT64_MAX;  // the cycle the process is notified for
   sc_core::sc_event tick_;

@@ -134,8 +134,10 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
                      std::to_string(workload.ranks.size()) + " traces for " + std::to_string(n) +
                          " endpoints (NPUs and I/O controllers)");
   for (int r = 0; r < n; ++r) {
-    npu_ports_.push_back(std::make_unique<NpuPort>(*this, r));
-    npu_ports_.back()->socket.bind(platform.npu(r).cmd);
+    npu_sockets_.push_back(
+        std::make_unique<tlm::tlm_initiator_socket<32>>(("npu" + std::to_string(r)).c_str()));
+    npu_sockets_.back()->bind(*this);
+    npu_sockets_.back()->bind(platform.npu(r).cmd);
 
     auto state = std::make_unique<RankState>();
     state->rank = r;
@@ -251,15 +253,15 @@ void Replay::account(RankState& r) {
   r.last = now;
 }
 
-void Replay::send_command(int rank, Command* c) {
+void Replay::send_command(Command* c) {
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_time delay = SC_ZERO_TIME;
   c->ext.token = reinterpret_cast<uint64_t>(c);
-  npu_ports_[rank]->npu->nb_transport_fw(c->trans, phase, delay);
+  npus_[c->rank]->nb_transport_fw(c->trans, phase, delay);
 }
 
 void Replay::end_of_elaboration() {
-  for (auto& port : npu_ports_) port->npu = port->socket.operator->();
+  for (auto& socket : npu_sockets_) npus_.push_back(socket->operator->());
 }
 
 uint32_t Replay::instance_of(const std::string& group, size_t sequence) {
@@ -300,7 +302,7 @@ void Replay::issue(int rank, size_t i) {
         c->trans.sparse_job.data = data_options_.enabled;
         c->trans.sparse_job.seed = (static_cast<uint64_t>(rank) << 40) ^ node.id;
         r.compute_inflight++;
-        send_command(rank, c);
+        send_command(c);
         return;
       }
       c->ext.kind = hw::CommandKind::Compute;
@@ -309,7 +311,7 @@ void Replay::issue(int rank, size_t i) {
       c->ext.operations = node.num_ops.value_or(0);
       c->ext.bytes = node.tensor_size.value_or(0);
       r.compute_inflight++;
-      send_command(rank, c);
+      send_command(c);
       return;
     }
     case NodeKind::MemLoad:
@@ -318,7 +320,7 @@ void Replay::issue(int rank, size_t i) {
       c->ext.kind = hw::CommandKind::Memory;
       c->ext.bytes = node.tensor_size.value_or(0);
       r.comm_inflight++;
-      send_command(rank, c);
+      send_command(c);
       return;
     }
     case NodeKind::Send:
@@ -330,7 +332,7 @@ void Replay::issue(int rank, size_t i) {
       c->ext.peer = static_cast<int>(send ? *node.comm_dst : *node.comm_src);
       c->ext.tag = kPointToPointTag | static_cast<uint64_t>(node.comm_tag.value_or(0));
       r.comm_inflight++;
-      send_command(rank, c);
+      send_command(c);
       return;
     }
     case NodeKind::Collective: {
@@ -491,7 +493,7 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
       c->ext.flow_output = spec.has_output(run.position);
       flow_ends(run, spec, c->ext.flow);
       c->ext.flow_class = run.traffic_class;
-      send_command(run.rank, c);
+      send_command(c);
       return;
     }
     default:
@@ -499,12 +501,13 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
       break;
   }
   if (op.peer >= 0) c->ext.peer = run.peer_rank(k);
-  send_command(run.rank, c);
+  send_command(c);
 }
 
-tlm::tlm_sync_enum Replay::completed(int rank, tlm::tlm_generic_payload& trans,
-                                     tlm::tlm_phase& phase, sc_time&) {
+tlm::tlm_sync_enum Replay::nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                           sc_time&) {
   if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;
+  const int rank = reinterpret_cast<Command*>(hw::command_of(trans).token)->rank;
   guarded([&]() { finish_command(rank, trans); });
   return tlm::TLM_COMPLETED;
 }
@@ -520,7 +523,7 @@ void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
       trans.get_response_status() == tlm::TLM_OK_RESPONSE && run->ops->data[op].reduce) {
     ext->kind = hw::CommandKind::Reduce;
     trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    send_command(rank, c);
+    send_command(c);
     return;
   }
   free_commands_.push_back(c);

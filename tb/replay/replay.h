@@ -74,7 +74,7 @@ struct DataCheck {
   bool failed() const { return first.has_value(); }
 };
 
-class Replay : public sc_core::sc_module {
+class Replay : public sc_core::sc_module, private tlm::tlm_bw_transport_if<> {
  public:
   SC_HAS_PROCESS(Replay);
   Replay(sc_core::sc_module_name name, const chakra::Workload& workload, const PlatformSpec& spec,
@@ -128,9 +128,8 @@ class Replay : public sc_core::sc_module {
   void follow(CollectiveRun& run, size_t i);
   void phase_progress(CollectiveRun& run, uint32_t op);
   PhaseScheduler::Phase scheduled(CollectiveRun& run, size_t i) const;
-  void send_command(int rank, Command* command);
-  tlm::tlm_sync_enum completed(int rank, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
-                               sc_core::sc_time& delay);
+  // Sends `command` to the NPU of its rank.
+  void send_command(Command* command);
   void finish_command(int rank, tlm::tlm_generic_payload& trans);
   void account(RankState& r);
   Lane* lane_of(RankState& r, const chakra::TraceNode& node) const;
@@ -152,30 +151,16 @@ class Replay : public sc_core::sc_module {
   const chakra::Workload& workload_;
   const PlatformSpec& spec_;
   hw::Platform& platform_;
-  // One NPU's command socket: a plain TLM-2.0 base-protocol socket whose backward interface tells
-  // the replay which rank a completion is for (the utility library's tagged socket adds a process
-  // object per call; see hw::Npu::cmd), and the NPU's forward interface, looked up once after
-  // elaboration.
-  class NpuPort : public tlm::tlm_bw_transport_if<> {
-   public:
-    NpuPort(Replay& replay, int rank)
-        : socket(("npu" + std::to_string(rank)).c_str()), replay_(replay), rank_(rank) {
-      socket.bind(*this);
-    }
-    tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
-                                       sc_core::sc_time& delay) override {
-      return replay_.completed(rank_, trans, phase, delay);
-    }
-    void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
-    tlm::tlm_initiator_socket<32> socket;
-    tlm::tlm_fw_transport_if<>* npu = nullptr;
-
-   private:
-    Replay& replay_;
-    const int rank_;
-  };
+  // The NPUs' command sockets: plain TLM-2.0 base-protocol sockets, one per rank, all bound to the
+  // replay's own backward interface (a completion's command names its rank; the utility library's
+  // tagged socket adds a process object per call, and a per-rank interface object a cold cache
+  // line per completion), and each NPU's forward interface, looked up once after elaboration.
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) override;
+  void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
   void end_of_elaboration() override;
-  std::vector<std::unique_ptr<NpuPort>> npu_ports_;
+  std::vector<std::unique_ptr<tlm::tlm_initiator_socket<32>>> npu_sockets_;
+  std::vector<tlm::tlm_fw_transport_if<>*> npus_;
   std::vector<std::unique_ptr<RankState>> ranks_;
   PlanLibrary plans_;
   std::map<std::pair<std::string, size_t>, uint32_t> instances_;
