@@ -24,7 +24,7 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
       sparse("sparse"),
       params_(params),
       cycle_(1.0 / params.clock_ghz, SC_NS),
-      reducers_(static_cast<size_t>(std::max(1, params.reduce_engines))) {
+      reduce_engines_(static_cast<size_t>(std::max(1, params.reduce_engines))) {
   nic_ = std::make_unique<NetworkInterface>("nic", fabric, shared, callbacks_, from_network,
                                             to_network);
   nic_->on_delivered = [this](Message* m) { delivered(m); };
@@ -88,11 +88,22 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
       run_on(memory_, stats_.memory_busy, cycles_for(c->bytes / params_.hbm_bandwidth_gbps), trans);
       return;
     case CommandKind::Reduce: {
-      auto first_free =
-          std::min_element(reducers_.begin(), reducers_.end(),
-                           [](const Engine& a, const Engine& b) { return a.free_at < b.free_at; });
-      run_on(*first_free, stats_.reduce_busy, cycles_for(c->bytes / params_.reduce_bandwidth_gbps),
+      // The first engine free: one that is idle, or the busy one that frees first.
+      const sc_time now = sc_core::sc_time_stamp();
+      while (!busy_reducers_.empty() && busy_reducers_.front() <= now) {
+        std::pop_heap(busy_reducers_.begin(), busy_reducers_.end(), std::greater<>());
+        busy_reducers_.pop_back();
+      }
+      Engine engine;
+      if (busy_reducers_.size() == reduce_engines_) {
+        engine.free_at = busy_reducers_.front();
+        std::pop_heap(busy_reducers_.begin(), busy_reducers_.end(), std::greater<>());
+        busy_reducers_.pop_back();
+      }
+      run_on(engine, stats_.reduce_busy, cycles_for(c->bytes / params_.reduce_bandwidth_gbps),
              trans);
+      busy_reducers_.push_back(engine.free_at);
+      std::push_heap(busy_reducers_.begin(), busy_reducers_.end(), std::greater<>());
       return;
     }
     case CommandKind::Send: {
