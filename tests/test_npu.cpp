@@ -1,7 +1,9 @@
 // NPU parts tested on their own: the queues that match receives with messages.
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "hw/npu/match_queues.h"
@@ -63,4 +65,43 @@ TEST(MatchQueues, ManyKeysAtOnce) {
     EXPECT_EQ(item, r + 1000);
   }
   EXPECT_EQ(q.keys(), 0u);
+}
+
+// Keys that come and go by the thousand, as in a long collective (the index reuses its entries
+// and rebuilds itself): every pop agrees with a reference model of a queue per key.
+TEST(MatchQueues, KeysComingAndGoingAgreeWithAReferenceModel) {
+  MatchQueues<int> q;
+  std::map<std::pair<int, uint64_t>, std::deque<int>> model;
+  std::mt19937 random(7);
+  int next_item = 0;
+  for (int step = 0; step < 200000; ++step) {
+    // Keys from a window that moves on, as a collective's tags do; a few live long.
+    const int src = static_cast<int>(random() % 16);
+    const uint64_t tag = step / 64 + random() % 48;
+    const MatchKey key{src, tag};
+    if (random() % 2) {
+      q.push(key, next_item);
+      model[{src, tag}].push_back(next_item++);
+    } else {
+      int item = -1;
+      auto it = model.find({src, tag});
+      const bool expected = it != model.end() && !it->second.empty();
+      ASSERT_EQ(q.pop(key, item), expected) << "step " << step;
+      if (expected) {
+        ASSERT_EQ(item, it->second.front()) << "step " << step;
+        it->second.pop_front();
+        if (it->second.empty()) model.erase(it);
+      }
+    }
+    if (step % 10000 == 0) ASSERT_EQ(q.keys(), model.size()) << "step " << step;
+  }
+  size_t items = 0;
+  q.for_each([&](const MatchKey& k, int item) {
+    auto& queue = model.at({k.src, k.tag});
+    EXPECT_EQ(item, queue[0]);
+    queue.pop_front();
+    ++items;
+  });
+  for (const auto& [key, queue] : model) EXPECT_TRUE(queue.empty());
+  EXPECT_GT(items, 0u);
 }
