@@ -5,7 +5,7 @@
 //                       [all | collectives | traffic | waves | import | data | synth | multidim |
 //                        fred | sparse | themis | scaling | booksim | astra-sim]
 //                       [--booksim PATH] [--astra-sim PATH] [--repeats N]
-// `themis` (the whole Themis study, about 18 minutes on 2 cores), `scaling` and the side-by-side
+// `themis` (the whole Themis study, about 9 minutes on 2 cores), `scaling` and the side-by-side
 // cases (bench/side_by_side.h) are not part of `all`.
 #include <sys/resource.h>
 #include <unistd.h>

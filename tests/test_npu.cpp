@@ -93,7 +93,9 @@ TEST(MatchQueues, KeysComingAndGoingAgreeWithAReferenceModel) {
         if (it->second.empty()) model.erase(it);
       }
     }
-    if (step % 10000 == 0) ASSERT_EQ(q.keys(), model.size()) << "step " << step;
+    if (step % 10000 == 0) {
+      ASSERT_EQ(q.keys(), model.size()) << "step " << step;
+    }
   }
   size_t items = 0;
   q.for_each([&](const MatchKey& k, int item) {

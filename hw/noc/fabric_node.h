@@ -16,10 +16,9 @@
 // through the bound socket at the end of elaboration: the BEGIN_REQ it stands for would be
 // answered TLM_COMPLETED at once, and the call through the socket's port object and forward()
 // cost two more cold cache lines per hop (docs/performance.md). A socket bound to anything else
-// gets the BEGIN_REQ. A link books bandwidth over time (LinkCalendar): a
-// message streams at its path's narrowest rate, from the first time at or after it reaches the link
-// that the link has that rate to spare for as long as it streams; buffers are not modelled
-// (docs/design.md).
+// gets the BEGIN_REQ. A link books bandwidth over time (LinkCalendar): a message streams at its
+// path's narrowest rate, from the first time at or after it reaches the link that the link has that
+// rate to spare for as long as it streams; buffers are not modelled (docs/design.md).
 #include <algorithm>
 #include <memory>
 #include <systemc>

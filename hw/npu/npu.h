@@ -123,8 +123,8 @@ class Npu : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
  public:
   // A plain TLM-2.0 base-protocol socket whose transport interface is the NPU's own: the utility
   // library's simple socket adds a process object and a callback between the driver and the NPU
-  // on each of a command's two calls, cold at every message of a 1,024-NPU run (7% of its time;
-  // docs/performance.md).
+  // on each of a command's two calls, cold at every message of a 1,024-NPU run (8% of its time
+  // went to those layers; docs/performance.md).
   tlm::tlm_target_socket<32> cmd;
   // To the NPU-side blocks: the sparse unit (unbound on an I/O controller, which has none).
   tlm_utils::simple_initiator_socket_optional<Npu> sparse;
