@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libsystemc-dev libprotobuf-dev protobuf-compiler
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libgtest-dev libgmock-dev
-  libbenchmark-dev libpugixml-dev libeigen3-dev gnuplot-nox xvfb gtkwave time)
+  libbenchmark-dev libboost1.81-dev libpugixml-dev libeigen3-dev gnuplot-nox xvfb gtkwave time)
 # --fuzz: also clang and its libFuzzer runtime (`make fuzz`).
 if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
 missing=()

@@ -113,26 +113,26 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     const int index_;
   };
 
-  // Fields in the order of use: what every unit, message and round reads first (the link's time,
-  // where it leads, its counters), then the credits on their way back, then what only reports and
-  // elaboration read. (Aligning it to cache lines made the 1,024-NPU message-fidelity case 8%
-  // slower.)
-  struct Output {
-    sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
-    LinkCalendar bookings;  // message fidelity: the link's rate, booked ahead (link_free unused)
-    sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
+  // Fields in the order of use: what every unit, message and round reads first (the link's
+  // rate, flight time and far end, its counters; at message fidelity its bookings), then the
+  // credits on their way back, then what only reports and elaboration read. Aligned to cache
+  // lines, so that a visit at flit fidelity reads two and one at message fidelity three.
+  struct alignas(64) Output {
     double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
     sc_core::sc_time latency;    // the link's flight time
-    // The bound target's forward interface, looked up once after elaboration: a message crosses
-    // thousands of sockets per simulated microsecond at message fidelity.
-    tlm::tlm_fw_transport_if<LinkProtocol>* forward = nullptr;
+    sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
     // Message fidelity: the fabric block and input port the link leads to (null: not a fabric
     // block's port; BEGIN_REQ through `forward` then).
     FabricNode* next = nullptr;
     int next_port = -1;
+    sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
+    // The bound target's forward interface, looked up once after elaboration: a message crosses
+    // thousands of sockets per simulated microsecond at message fidelity.
+    tlm::tlm_fw_transport_if<LinkProtocol>* forward = nullptr;
     LinkStats stats;
-    std::vector<int> credits;   // per VC, slots free downstream (returned credits counted in)
-    uint64_t free_vcs = 0;      // bit v set: no packet holds VC v (routers allocate from it)
+    LinkCalendar bookings;     // message fidelity: the link's rate, booked ahead (link_free unused)
+    std::vector<int> credits;  // per VC, slots free downstream (returned credits counted in)
+    uint64_t free_vcs = 0;     // bit v set: no packet holds VC v (routers allocate from it)
     uint64_t draining_vcs = 0;  // bit v set: its packet's tail has left, its credit not yet back
     int rr = 0;                 // switch allocation: the input this output serves first
     int vc_rr = 0;              // VC allocation: the VC it hands out first

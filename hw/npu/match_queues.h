@@ -93,20 +93,20 @@ class KeyIndex {
     }
   }
 
-  std::vector<Entry> table_;
+  size_t size_ = 0;  // first: MatchQueues keeps it in the cache line of its slots
   size_t mask_ = 0;
-  size_t size_ = 0;
   size_t tombstones_ = 0;
+  std::vector<Entry> table_;
 };
 
 template <typename Item>
-class MatchQueues {
+class alignas(64) MatchQueues {
  public:
   void push(const MatchKey& key, Item item) {
     if (!index_.find(key)) {
       Slot* free = nullptr;
       for (Slot& slot : slots_) {
-        if (slot.used && slot.key == key) {  // a second item: both go to the pool, in order
+        if (slot.holds(key)) {  // a second item: both go to the pool, in order
           slot.used = false;
           push_pooled(key, slot.item);
           push_pooled(key, item);
@@ -115,7 +115,7 @@ class MatchQueues {
         if (!slot.used && !free) free = &slot;
       }
       if (free) {
-        *free = {key, item, true};
+        *free = {key.tag, item, key.src, true};
         return;
       }
     }
@@ -125,7 +125,7 @@ class MatchQueues {
   // Takes the oldest item under `key` into `item`; false when there is none.
   bool pop(const MatchKey& key, Item& item) {
     for (Slot& slot : slots_)
-      if (slot.used && slot.key == key) {
+      if (slot.holds(key)) {
         slot.used = false;
         item = slot.item;
         return true;
@@ -143,7 +143,7 @@ class MatchQueues {
   template <typename Fn>
   void for_each(Fn&& fn) const {
     for (const Slot& slot : slots_)
-      if (slot.used) fn(slot.key, slot.item);
+      if (slot.used) fn(MatchKey{slot.src, slot.tag}, slot.item);
     index_.for_each([&](const MatchKey& key, const Span& span) {
       for (uint32_t n = span.head;; n = nodes_[n].next) {
         fn(key, nodes_[n].item);
@@ -153,11 +153,15 @@ class MatchQueues {
   }
 
  private:
-  // A key lives in one slot (one item) or in the index (any number), never in both.
+  // A key lives in one slot (one item) or in the index (any number), never in both. The key's
+  // parts apart, so that a slot takes 24 bytes, not 32: both slots and the index's size share the
+  // queues' first cache line, all that a step's one receive or one early message reads.
   struct Slot {
-    MatchKey key;
-    Item item;
+    uint64_t tag = 0;
+    Item item{};
+    int src = 0;
     bool used = false;
+    bool holds(const MatchKey& key) const { return used && src == key.src && tag == key.tag; }
   };
 
   void push_pooled(const MatchKey& key, Item item) {

@@ -43,21 +43,37 @@ enum class CommandKind { Compute, Memory, Send, Recv, Reduce, Flow, Sparse };
 // The source rank an NPU's mailbox files the sum of a flow under.
 constexpr int kFlowSource = -1;
 
-// What the driver asks of the NPU.
+// What the driver asks of the NPU. What every command's issue and completion read comes first,
+// in one cache line with the extension's own pointer: at message fidelity a command is cold when
+// it completes (the other ranks' steps ran since it was issued).
 struct CommandExt : tlm::tlm_extension<CommandExt> {
   CommandKind kind = CommandKind::Compute;
-  uint64_t bytes = 0;         // Send / Recv / Reduce / Memory; Compute: tensor bytes for roofline
-  uint64_t operations = 0;    // Compute with roofline
-  sc_core::sc_time duration;  // Compute: recorded duration (used when `roofline` is false)
+  int peer = -1;                // Send: destination rank; Recv: source rank
+  uint64_t bytes = 0;           // Send / Recv / Reduce / Memory; Compute: tensor bytes for roofline
+  uint64_t received_bytes = 0;  // Recv: size of the message that matched
+  uint64_t token = 0;           // the driver's handle
+  uint64_t tag = 0;             // Send / Recv matching key
+  // Compute only: set by whoever issues one.
+  uint64_t operations = 0;    // with roofline
+  sc_core::sc_time duration;  // the recorded duration (used when `roofline` is false)
   bool roofline = false;
-  int peer = -1;                               // Send: destination rank; Recv: source rank
-  uint64_t tag = 0;                            // Send / Recv matching key
-  uint64_t token = 0;                          // the driver's handle
-  uint64_t received_bytes = 0;                 // Recv: size of the message that matched
-  topology::FlowEnds flow;                     // Flow: the flow's ends, as ranks
-  bool flow_input = false;                     // Flow: this NPU contributes
-  bool flow_output = false;                    // Flow: this NPU receives the sum
-  TrafficClass flow_class = TrafficClass::Mp;  // Flow: its communicator's traffic class
+  // Flow only: set by whoever issues one.
+  bool flow_input = false;                     // this NPU contributes
+  bool flow_output = false;                    // this NPU receives the sum
+  TrafficClass flow_class = TrafficClass::Mp;  // its communicator's traffic class
+  topology::FlowEnds flow;                     // the flow's ends, as ranks
+
+  // Ready for another command of any kind: the fields every kind reads are the defaults again;
+  // those of one kind (Compute's, Flow's) are left to its issuer, which sets them all (so a
+  // reused command neither writes the cold lines nor drops the flow's vectors' capacity).
+  void reset() {
+    kind = CommandKind::Compute;
+    peer = -1;
+    bytes = 0;
+    received_bytes = 0;
+    token = 0;
+    tag = 0;
+  }
 
   tlm::tlm_extension_base* clone() const override { return new CommandExt(*this); }
   void copy_from(const tlm::tlm_extension_base& o) override {

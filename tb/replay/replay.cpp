@@ -88,36 +88,41 @@ struct Replay::RankState {
 
 // One rank's part in one collective: its plan ops and how far they are. Per op it keeps only its
 // progress (2 bytes); the ops and their dependents live in the shared plan.
-struct Replay::CollectiveRun {
+// What issuing and finishing an op read comes first, in two cache lines: at 1,024 ranks and more a
+// rank's run is cold at each of its ops (the other ranks' steps ran since).
+struct alignas(64) Replay::CollectiveRun {
   int rank = 0;
   int position = 0;  // in the communicator
   size_t node = 0;
+  const collectives::RankPlan* ops = nullptr;
+  collectives::DataPlane* data = nullptr;  // --data: the collective's values
+  std::vector<uint16_t> progress;  // per op: kOpIssued, kOpDone or the dependencies it waits for
+  // Runtime scheduler: per phase of the plan (RankPlan::phases) its progress.
+  std::vector<uint8_t> phase_state;
+  size_t remaining = 0;
+  uint64_t instance = 0;
   const std::vector<int>* members = nullptr;
   std::shared_ptr<const collectives::Plan> plan;
-  const collectives::RankPlan* ops = nullptr;
-  uint64_t instance = 0;
   hw::TrafficClass traffic_class = hw::TrafficClass::Mp;  // its communicator's
-  std::vector<uint16_t> progress;  // per op: kOpIssued, kOpDone or the dependencies it waits for
-  size_t remaining = 0;
   size_t result = 0;
-  collectives::DataPlane* data = nullptr;  // --data: the collective's values
-  // Runtime scheduler: the collective's order among this rank's, and per phase of the plan
-  // (RankPlan::phases) its progress.
-  uint64_t order = 0;
-  std::vector<uint8_t> phase_state;
+  uint64_t order = 0;              // runtime scheduler: the collective's order among this rank's
   size_t recent_phase = SIZE_MAX;  // the phase of the last message that arrived
 
   // The rank that op `k` sends to or receives from.
   int peer_rank(uint32_t k) const { return (*members)[plan->peer_of(position, ops->ops[k])]; }
 };
 
-struct Replay::Command {
-  hw::CommandPayload trans;
-  hw::CommandExt& ext = trans.command;
+// What the replay keeps of a command lies in front of its payload, so that the replay's fields,
+// the payload's response status and the extension's common fields (hw/npu/npu.h) take two cache
+// lines: a command is cold when it completes, and it completes once per message at each end.
+struct alignas(64) Replay::Command {
+  CollectiveRun* run = nullptr;  // the collective whose plan op this is, or null
   int rank = 0;
-  size_t node = 0;
-  CollectiveRun* run = nullptr;
-  uint32_t op = 0;
+  uint32_t item = 0;  // the plan op (run set), or the trace node
+  hw::CommandPayload trans;
+
+  hw::CommandExt& ext() { return trans.command; }
+  size_t node() const { return run ? run->node : item; }
 };
 
 Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
@@ -236,11 +241,10 @@ Replay::Command* Replay::acquire_command(int rank, size_t node, CollectiveRun* r
     c = free_commands_.back();
     free_commands_.pop_back();
   }
-  c->rank = rank;
-  c->node = node;
   c->run = run;
-  c->op = op;
-  c->ext = hw::CommandExt{};
+  c->rank = rank;
+  c->item = run ? op : static_cast<uint32_t>(node);
+  c->ext().reset();
   return c;
 }
 
@@ -256,7 +260,7 @@ void Replay::account(RankState& r) {
 void Replay::send_command(Command* c) {
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_time delay = SC_ZERO_TIME;
-  c->ext.token = reinterpret_cast<uint64_t>(c);
+  c->ext().token = reinterpret_cast<uint64_t>(c);
   npus_[c->rank]->nb_transport_fw(c->trans, phase, delay);
 }
 
@@ -297,7 +301,7 @@ void Replay::issue(int rank, size_t i) {
     case NodeKind::Compute: {
       Command* c = command();
       if (node.sparse) {  // on the NPU's sparse unit
-        c->ext.kind = hw::CommandKind::Sparse;
+        c->ext().kind = hw::CommandKind::Sparse;
         c->trans.sparse_job.job = chakra::sparse_job(*node.sparse, spec_.npu.sparse_unit_params());
         c->trans.sparse_job.data = data_options_.enabled;
         c->trans.sparse_job.seed = (static_cast<uint64_t>(rank) << 40) ^ node.id;
@@ -305,11 +309,11 @@ void Replay::issue(int rank, size_t i) {
         send_command(c);
         return;
       }
-      c->ext.kind = hw::CommandKind::Compute;
-      c->ext.roofline = spec_.compute == ComputeModel::Roofline;
-      c->ext.duration = duration_of(r.trace->file, node);
-      c->ext.operations = node.num_ops.value_or(0);
-      c->ext.bytes = node.tensor_size.value_or(0);
+      c->ext().kind = hw::CommandKind::Compute;
+      c->ext().roofline = spec_.compute == ComputeModel::Roofline;
+      c->ext().duration = duration_of(r.trace->file, node);
+      c->ext().operations = node.num_ops.value_or(0);
+      c->ext().bytes = node.tensor_size.value_or(0);
       r.compute_inflight++;
       send_command(c);
       return;
@@ -317,8 +321,8 @@ void Replay::issue(int rank, size_t i) {
     case NodeKind::MemLoad:
     case NodeKind::MemStore: {
       Command* c = command();
-      c->ext.kind = hw::CommandKind::Memory;
-      c->ext.bytes = node.tensor_size.value_or(0);
+      c->ext().kind = hw::CommandKind::Memory;
+      c->ext().bytes = node.tensor_size.value_or(0);
       r.comm_inflight++;
       send_command(c);
       return;
@@ -327,10 +331,10 @@ void Replay::issue(int rank, size_t i) {
     case NodeKind::Recv: {
       Command* c = command();
       bool send = node.kind == NodeKind::Send;
-      c->ext.kind = send ? hw::CommandKind::Send : hw::CommandKind::Recv;
-      c->ext.bytes = *node.comm_size;
-      c->ext.peer = static_cast<int>(send ? *node.comm_dst : *node.comm_src);
-      c->ext.tag = kPointToPointTag | static_cast<uint64_t>(node.comm_tag.value_or(0));
+      c->ext().kind = send ? hw::CommandKind::Send : hw::CommandKind::Recv;
+      c->ext().bytes = *node.comm_size;
+      c->ext().peer = static_cast<int>(send ? *node.comm_dst : *node.comm_src);
+      c->ext().tag = kPointToPointTag | static_cast<uint64_t>(node.comm_tag.value_or(0));
       r.comm_inflight++;
       send_command(c);
       return;
@@ -466,41 +470,42 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
     return;
   }
   Command* c = acquire_command(run.rank, run.node, &run, k);
-  c->ext.bytes = bytes;
-  c->ext.tag = (run.instance << 32) | op.tag;
+  c->ext().bytes = bytes;
+  c->ext().tag = (run.instance << 32) | op.tag;
   switch (op.kind) {
     case collectives::OpKind::Send:
-      c->ext.kind = hw::CommandKind::Send;
+      c->ext().kind = hw::CommandKind::Send;
       if (hw::Probe* p = hw::probe())
         p->collective_step(run.rank, static_cast<int>(op.tag & 0xffff));
       break;
     case collectives::OpKind::Recv:
-      c->ext.kind = hw::CommandKind::Recv;
+      c->ext().kind = hw::CommandKind::Recv;
       break;
     case collectives::OpKind::Copy:  // through the NPU's memory
-      c->ext.kind = hw::CommandKind::Memory;
+      c->ext().kind = hw::CommandKind::Memory;
       break;
     case collectives::OpKind::Compute:  // a fixed duration, in picoseconds
-      c->ext.kind = hw::CommandKind::Compute;
-      c->ext.roofline = false;
-      c->ext.duration = sc_core::sc_time::from_value(bytes);
+      c->ext().kind = hw::CommandKind::Compute;
+      c->ext().roofline = false;
+      c->ext().operations = 0;
+      c->ext().duration = sc_core::sc_time::from_value(bytes);
       break;
     case collectives::OpKind::Flow: {  // platforms without Fred switches refuse them (tb/config)
       const collectives::FlowSpec& spec = run.plan->flows[static_cast<size_t>(op.peer)];
-      c->ext.kind = hw::CommandKind::Flow;
-      c->ext.tag = (run.instance << 32) | static_cast<uint32_t>(op.peer);
-      c->ext.flow_input = spec.has_input(run.position);
-      c->ext.flow_output = spec.has_output(run.position);
-      flow_ends(run, spec, c->ext.flow);
-      c->ext.flow_class = run.traffic_class;
+      c->ext().kind = hw::CommandKind::Flow;
+      c->ext().tag = (run.instance << 32) | static_cast<uint32_t>(op.peer);
+      c->ext().flow_input = spec.has_input(run.position);
+      c->ext().flow_output = spec.has_output(run.position);
+      flow_ends(run, spec, c->ext().flow);
+      c->ext().flow_class = run.traffic_class;
       send_command(c);
       return;
     }
     default:
-      c->ext.kind = hw::CommandKind::Reduce;
+      c->ext().kind = hw::CommandKind::Reduce;
       break;
   }
-  if (op.peer >= 0) c->ext.peer = run.peer_rank(k);
+  if (op.peer >= 0) c->ext().peer = run.peer_rank(k);
   send_command(c);
 }
 
@@ -516,8 +521,7 @@ void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
   hw::CommandExt* ext = &hw::command_of(trans);
   Command* c = reinterpret_cast<Command*>(ext->token);
   CollectiveRun* run = c->run;
-  size_t node = c->node;
-  uint32_t op = c->op;
+  const uint32_t op = c->item;
   // A receive that combines (MSCCL's rrc) then takes the reduction engine for its bytes.
   if (run && ext->kind == hw::CommandKind::Recv &&
       trans.get_response_status() == tlm::TLM_OK_RESPONSE && run->ops->data[op].reduce) {
@@ -529,7 +533,7 @@ void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
   free_commands_.push_back(c);
   if (trans.get_response_status() != tlm::TLM_OK_RESPONSE) {
     const RankState& r = *ranks_[rank];
-    const chakra::TraceNode& n = r.trace->nodes[node];
+    const chakra::TraceNode& n = r.trace->nodes[c->node()];
     std::ostringstream what;
     what << r.trace->file << ": node " << n.id << " '" << n.name << "': ";
     if (ext->kind == hw::CommandKind::Sparse &&
@@ -549,7 +553,7 @@ void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
   if (run)
     plan_op_done(*run, op);
   else
-    node_done(rank, node);
+    node_done(rank, c->item);
   drain();
 }
 
