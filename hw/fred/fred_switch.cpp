@@ -117,8 +117,7 @@ void FredSwitch::reduce(int in_port, const TransferExt& unit, const sc_time& hea
   // switch has its phase's configuration loaded; it streams at the flow's rate and cannot end
   // before the last input's tail is in (cut-through). It leaves when the interconnect has a route
   // for it.
-  const sc_time ready = load_phase(
-      phase_of(flow), align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching);
+  const sc_time ready = load_phase(phase_of(flow), align(sum.head) + head_delay_);
   const sc_time stream = cycle_ * (static_cast<double>(flow.bytes) / flow.carrier.bytes_per_cycle);
   const Departure departure = route(flow, hop.stage, std::move(sum.in_ports), hop.ports, ready,
                                     std::max(ready + stream, sum.tail));
@@ -182,7 +181,7 @@ void FredSwitch::gather(int in_port, tlm::tlm_generic_payload& trans, TransferEx
   ++buffered_packets_;
   if (Probe* p = probe()) p->buffer_change(inputs_[in_port].link.id, unit.vc, 1, arrival);
   if (static_cast<int>(sum.parts.size()) < hop.inputs) return;
-  sum.ready = align(sum.head) + delays_.routing + delays_.vc_alloc + delays_.switching;
+  sum.ready = align(sum.head) + head_delay_;
   wake_at(sum.ready);
 }
 

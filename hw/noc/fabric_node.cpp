@@ -54,6 +54,7 @@ FabricNode::FabricNode(sc_core::sc_module_name name, const FabricParams& params,
               cycle_ * static_cast<double>(params.endpoint_delay_cycles)},
       params_(params),
       never_(sc_core::sc_max_time()) {
+  head_delay_ = delays_.routing + delays_.vc_alloc + delays_.switching;
   for (const auto& l : inputs) add_input(l);
   for (const auto& l : outputs) add_output(l);
   // Each input's way back: the k-th output to its sender for the k-th input from it (links come in

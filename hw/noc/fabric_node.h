@@ -286,6 +286,9 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   std::vector<Output> outputs_;
   const topology::Topology& topology_;
   const int node_;  // the block's node in the topology
+  // What a head pays in an uncontended allocation round: routing, VC and switch allocation, switch
+  // traversal (delays_, summed once).
+  sc_core::sc_time head_delay_;
 
  private:
   PayloadPool& pool_;

@@ -95,7 +95,7 @@ void Router::pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& uni
   // The head pays the whole pipeline, as in an uncontended allocation round; the output link may
   // still be serialising an earlier message (the wait is reported as stall).
   const int o = route(in_port, unit.dst);
-  const sc_time depart = align(head_at) + delays_.routing + delays_.vc_alloc + delays_.switching;
+  const sc_time depart = align(head_at) + head_delay_;
   const LinkSlot slot = slot_for(outputs_[o], unit, depart);
   send(o, trans, unit, slot);
   if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;

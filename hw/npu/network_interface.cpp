@@ -23,6 +23,9 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
                                    const std::vector<topology::Link>& to_network)
     : FabricNode(name, params, shared, from_network, to_network),
       callbacks_(callbacks),
+      endpoint_delay_(delays_.endpoint),
+      packet_bytes_(params.packet_bytes),
+      header_bytes_(params.header_bytes),
       groups_(to_network.size()) {
   for (PortGroup& g : groups_) {
     g.vc_locked.assign(params.vcs, false);
@@ -41,7 +44,7 @@ void NetworkInterface::send(Message* message) {
   PortGroup& g = groups_[port];
   Outgoing o;
   o.message = message;
-  o.eligible = now() + delays_.endpoint;
+  o.eligible = now() + endpoint_delay_;
   o.behind = g.queued_to[order_key(*message)]++ > 0;
   if (message->flow) ++g.flows_queued;
   g.outgoing.push_back(std::move(o));
@@ -69,7 +72,7 @@ void NetworkInterface::send_whole(int port, Message* message) {
   whole.message = message;
   TransferExt unit;
   next_unit(whole, unit);
-  const sc_time depart = align(now() + delays_.endpoint);
+  const sc_time depart = align(now() + endpoint_delay_);
   if (message->flow) {
     message->bytes_per_cycle = message->flow->carrier.bytes_per_cycle;
   } else {
@@ -97,24 +100,24 @@ NetworkInterface::PeerRoute& NetworkInterface::peer_route(int dst) {
 
 bool NetworkInterface::next_unit(const Outgoing& o, TransferExt& unit) const {
   const Message& m = *o.message;
-  const uint64_t flit = params_.flit_bytes;
+  const uint64_t flit = flit_bytes_;
   unit.message = o.message;
   unit.dst = m.dst;
   unit.vc_class = 0;
   unit.packet = o.packet;
-  switch (params_.fidelity) {
+  switch (decoupled() ? Fidelity::Message : params_.fidelity) {
     case Fidelity::Message: {
-      uint64_t packets = std::max<uint64_t>(1, ceil_div(m.bytes, params_.packet_bytes));
+      uint64_t packets = std::max<uint64_t>(1, ceil_div(m.bytes, packet_bytes_));
       unit.bytes = m.bytes;
-      unit.wire_bytes = std::max<uint64_t>(1, m.bytes + packets * params_.header_bytes);
+      unit.wire_bytes = std::max<uint64_t>(1, m.bytes + packets * header_bytes_);
       unit.flits = static_cast<uint32_t>(ceil_div(unit.wire_bytes, flit));
       unit.head = unit.tail = true;
       return true;
     }
     case Fidelity::Packet:
     case Fidelity::Flit: {
-      uint64_t payload = std::min<uint64_t>(params_.packet_bytes, m.bytes - o.sent_bytes);
-      uint64_t wire = std::max<uint64_t>(1, payload + params_.header_bytes);
+      uint64_t payload = std::min<uint64_t>(packet_bytes_, m.bytes - o.sent_bytes);
+      uint64_t wire = std::max<uint64_t>(1, payload + header_bytes_);
       bool last_packet = o.sent_bytes + payload >= m.bytes;
       if (params_.fidelity == Fidelity::Packet) {
         unit.bytes = payload;

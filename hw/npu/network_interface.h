@@ -32,6 +32,17 @@ class NetworkInterface : public FabricNode {
   // Queues a message. `on_sent` runs when its last unit has left; on the receiving side,
   // `on_delivered` when it has fully arrived (each set once per NIC, or left empty).
   void send(Message* message);
+
+ private:
+  // What sending and receiving a message read, first among the NIC's own members and in two cache
+  // lines (FabricNode's parameters and delays, where these come from, are cold at every message
+  // of a large run).
+  alignas(64) CallbackQueue& callbacks_;
+  const sc_core::sc_time endpoint_delay_;  // delays_.endpoint
+  const uint64_t packet_bytes_;            // params_.packet_bytes
+  const uint64_t header_bytes_;            // params_.header_bytes
+
+ public:
   std::function<void(Message*)> on_sent;
   std::function<void(Message*)> on_delivered;
 
@@ -102,7 +113,6 @@ class NetworkInterface : public FabricNode {
     double bytes_per_cycle = 0;
   };
   PeerRoute& peer_route(int dst);
-  CallbackQueue& callbacks_;
   std::vector<PortGroup> groups_;  // one per output port
   // 64: an NPU of a 4-D platform exchanges with a dozen or more peers (8 thrashed: 4% of a
   // 1,024-NPU run walked routes).

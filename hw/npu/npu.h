@@ -103,25 +103,25 @@ inline CommandExt& command_of(tlm::tlm_generic_payload& trans) {
   return static_cast<CommandPayload&>(trans).command;
 }
 
-// Counters reported per NPU.
+// Counters reported per NPU (those a message counts first: see Npu's members).
 struct NpuStats {
+  uint64_t messages_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t messages_received = 0;
   sc_core::sc_time compute_busy;
   sc_core::sc_time reduce_busy;
   sc_core::sc_time memory_busy;
   uint64_t sparse_jobs = 0;
-  uint64_t messages_sent = 0;
-  uint64_t bytes_sent = 0;
-  uint64_t messages_received = 0;
 };
 
 class Npu : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
   // What a command's or a message's visit reads, first among the NPU's members and together (as
-  // FabricNode's): at message fidelity every message visits two NPUs, each cold.
-  tlm::tlm_bw_transport_if<>* driver_ = nullptr;  // looked up once after elaboration
+  // FabricNode's): at message fidelity every message visits two NPUs, each cold. Sending reads the
+  // first cache line (to the sent counters), receiving the first two (to `on_arrival`'s test).
+  alignas(64) tlm::tlm_bw_transport_if<>* driver_ = nullptr;  // looked up once after elaboration
   const int rank_;
   MessagePool& messages_;
   CallbackQueue& callbacks_;
-  FlowTable& flows_;
   uint64_t next_message_id_ = 0;
   std::unique_ptr<NetworkInterface> nic_;
   NpuStats stats_;
@@ -133,6 +133,7 @@ class Npu : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
   std::function<void(int src, uint64_t tag)> on_arrival;
 
  private:
+  FlowTable& flows_;
   MatchQueues<Message*> mailbox_;                  // arrived, unclaimed
   MatchQueues<tlm::tlm_generic_payload*> posted_;  // receives waiting
 

@@ -91,15 +91,16 @@ struct Replay::RankState {
 // What issuing and finishing an op read comes first, in two cache lines: at 1,024 ranks and more a
 // rank's run is cold at each of its ops (the other ranks' steps ran since).
 struct alignas(64) Replay::CollectiveRun {
-  int rank = 0;
-  int position = 0;  // in the communicator
-  size_t node = 0;
   const collectives::RankPlan* ops = nullptr;
   collectives::DataPlane* data = nullptr;  // --data: the collective's values
   std::vector<uint16_t> progress;  // per op: kOpIssued, kOpDone or the dependencies it waits for
+  size_t remaining = 0;
+  int rank = 0;
+  int position = 0;  // in the communicator
+  uint32_t node = 0;
+  bool phased = false;  // whether phase_state is in use (read here, in the first line)
   // Runtime scheduler: per phase of the plan (RankPlan::phases) its progress.
   std::vector<uint8_t> phase_state;
-  size_t remaining = 0;
   uint64_t instance = 0;
   const std::vector<int>* members = nullptr;
   std::shared_ptr<const collectives::Plan> plan;
@@ -346,7 +347,7 @@ void Replay::issue(int rank, size_t i) {
       const auto& plan = planned.plan;
       auto run = new CollectiveRun;
       run->rank = rank;
-      run->node = i;
+      run->node = static_cast<uint32_t>(i);  // a trace holds far fewer than 2^32 nodes
       run->members = members;
       run->plan = plan;
       run->position =
@@ -361,6 +362,7 @@ void Replay::issue(int rank, size_t i) {
       run->remaining = ops.size();
       run->order = r.collectives_issued++;
       run->phase_state.assign(run->ops->phases.size(), kPhaseIdle);
+      run->phased = !run->phase_state.empty();
       if (scheduler_) {  // phases peers started before this rank issued the collective
         auto early = early_.find((uint64_t{static_cast<uint32_t>(rank)} << 32) | run->instance);
         if (early != early_.end()) {
@@ -459,7 +461,7 @@ void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
   if (run.data) run.data->issued(run.position, k);
   run.progress[k] = kOpIssued;
   // A phase's gate: the phase may have to wait its turn in its dimension.
-  if (op.kind == collectives::OpKind::Nop && !run.phase_state.empty()) {
+  if (op.kind == collectives::OpKind::Nop && run.phased) {
     const size_t i = run.ops->phase_at(k);
     if (i < run.phase_state.size() && run.ops->phases[i].gate == k && !admit(run, i)) return;
   }
@@ -564,8 +566,7 @@ void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
     run.remaining--;
     for (uint32_t child : run.ops->children(k))
       if (--run.progress[child] == 0) work_.push_back({run.rank, run.node, &run, child});
-    if (!run.phase_state.empty() && run.ops->ops[k].kind == collectives::OpKind::Nop)
-      phase_progress(run, k);
+    if (run.phased && run.ops->ops[k].kind == collectives::OpKind::Nop) phase_progress(run, k);
   }
   if (run.remaining > 0) return;
   CollectiveResult& res = collective_results_[run.result];
