@@ -127,6 +127,29 @@ TEST(Hierarchical, SymmetricPlanIsEveryPositionsPlanMoved) {
   EXPECT_EQ(compared, 3 * 3 * 2 * 2 * 3);
 }
 
+// Moving a list of blocks at once (the plan proof's path) moves each as move_block does: rings
+// whose odd chunks go the other way, direct exchanges, halving-doubling's exclusive or.
+TEST(Hierarchical, MovingBlocksTogetherMovesEachAlike) {
+  HierarchicalRequest q;
+  q.dims = {
+      {2, Algorithm::HalvingDoubling, 200}, {3, Algorithm::Direct, 100}, {4, Algorithm::Ring, 50}};
+  q.splits = 2;
+  q.bytes = 24 * 2 * 1000;
+  const Plan plan = build_hierarchical(q);
+  ASSERT_EQ(plan.symmetry.positions, 24);
+  int moved = 0;
+  for (int p = 0; p < 24; ++p)
+    for (uint32_t c = 0; c < plan.chunks; ++c) {
+      std::vector<uint32_t> blocks(plan.blocks_per_chunk);
+      for (uint32_t j = 0; j < blocks.size(); ++j) blocks[j] = j;
+      plan.symmetry.move_blocks(p, c, blocks);
+      for (uint32_t j = 0; j < blocks.size(); ++j, ++moved)
+        ASSERT_EQ(blocks[j], plan.symmetry.move_block(p, c, j))
+            << "position " << p << " chunk " << c << " block " << j;
+    }
+  EXPECT_EQ(moved, 24 * 24 * 2);
+}
+
 // Position 0's plan stands for all only where it can: an all-to-all (its blocks transpose) and
 // an all-reduce in each dimension (every phase works on the whole chunk) write every position's
 // ops. Blocks of unequal sizes are sized where they run.

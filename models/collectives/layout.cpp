@@ -143,9 +143,8 @@ std::string Layout::blocks(int r, uint32_t k, Side side, std::vector<uint32_t>& 
            " in runs of " + std::to_string(run) + " every " + std::to_string(every) +
            ", which do not fit its " + std::to_string(size) + " blocks";
   for (uint32_t t = 0; t < d.count; ++t)
-    out.push_back(plan_.absolute_block(
-        r, b, d.chunk,
-        static_cast<uint32_t>((first + uint64_t{t / run} * every + t % run) % size)));
+    out.push_back(static_cast<uint32_t>((first + uint64_t{t / run} * every + t % run) % size));
+  plan_.absolute_blocks(r, b, d.chunk, out);
   return "";
 }
 

@@ -123,6 +123,43 @@ uint32_t Symmetry::move_block(int p, uint32_t chunk, uint32_t j) const {
   return move_digits(p, chunk, j, digits[chunk].size());
 }
 
+void Symmetry::move_blocks(int p, uint32_t chunk, std::vector<uint32_t>& blocks) const {
+  const std::vector<BlockDigit>& number = digits[chunk];
+  // Per digit, least significant first: its base, p's coordinate and how it moves.
+  struct Digit {
+    uint32_t n, c;
+    bool by_xor, backwards;
+  };
+  constexpr size_t kMaxDigits = 16;
+  if (number.size() > kMaxDigits) {
+    for (uint32_t& j : blocks) j = move_block(p, chunk, j);
+    return;
+  }
+  Digit moves[kMaxDigits];
+  const size_t count = number.size();
+  for (size_t i = 0; i < count; ++i) {
+    const BlockDigit digit = number[count - 1 - i];
+    moves[i] = {static_cast<uint32_t>(sizes[digit.dim]),
+                static_cast<uint32_t>(coordinate(p, digit.dim)),
+                static_cast<bool>(by_xor[digit.dim]), digit.backwards};
+  }
+  // As move_digit, with the modulo of a sum of two values below n as a subtraction.
+  for (uint32_t& j : blocks) {
+    uint32_t moved = 0, weight = 1, rest = j;
+    for (size_t i = 0; i < count; ++i) {
+      const Digit& d = moves[i];
+      const uint32_t v = rest % d.n;
+      rest /= d.n;
+      const uint32_t m = d.by_xor      ? v ^ d.c
+                         : d.backwards ? (v >= d.c ? v - d.c : v + d.n - d.c)
+                                       : (v + d.c >= d.n ? v + d.c - d.n : v + d.c);
+      moved += m * weight;
+      weight *= d.n;
+    }
+    j = moved;
+  }
+}
+
 uint32_t Plan::absolute_first(int p, Buffer b, uint32_t chunk, uint32_t first,
                               uint32_t count) const {
   if (symmetry.positions == 0 || blocks_in(b) != blocks_per_chunk || count == 0)
