@@ -116,7 +116,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   // Fields in the order of use: what every unit, message and round reads first (the link's
   // rate, flight time and far end, its counters; at message fidelity its bookings), then the
   // credits on their way back, then what only reports and elaboration read. Aligned to cache
-  // lines, so that a visit at flit fidelity reads two and one at message fidelity three.
+  // lines, so that a message's visit reads three (its bookings' first steps inline).
   struct alignas(64) Output {
     double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
     sc_core::sc_time latency;    // the link's flight time
