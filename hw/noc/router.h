@@ -100,8 +100,8 @@ class Router : public FabricNode {
   bool allocate_vc(InputVc& ivc, const sc_core::sc_time& now, sc_core::sc_time& next);
 
   // Routes taken lately (see route()), by a hash of the destination; first among the router's
-  // members, next to FabricNode's.
-  // Eight of 8 bytes in one cache line: a port fits in 16 bits (kMaxPorts), 0xffff for none.
+  // members, next to FabricNode's: eight of 8 bytes in one cache line (a port fits in 16 bits,
+  // kMaxPorts; 0xffff for none).
   struct RouteMemo {
     int dst = -1;
     uint16_t in_port = 0xffff;

@@ -99,11 +99,21 @@ int Symmetry::inverse(int g) const {
   return inverse;
 }
 
+namespace {
+
+// Digit value v (< n) seen from coordinate c (< n) of its dimension: exclusive or, or a turn of
+// the ring by c one way or the other (the modulo of a sum below 2n as a subtraction).
+uint32_t moved_digit(uint32_t v, uint32_t c, uint32_t n, bool by_xor, bool backwards) {
+  if (by_xor) return v ^ c;
+  if (backwards) return v >= c ? v - c : v + n - c;
+  return v + c >= n ? v + c - n : v + c;
+}
+
+}  // namespace
+
 uint32_t Symmetry::move_digit(int p, BlockDigit digit, uint32_t v) const {
-  const int n = sizes[digit.dim], c = coordinate(p, digit.dim), value = static_cast<int>(v);
-  return static_cast<uint32_t>(by_xor[digit.dim] ? value ^ c
-                               : digit.backwards ? (value - c + n) % n
-                                                 : (value + c) % n);
+  return moved_digit(v, static_cast<uint32_t>(coordinate(p, digit.dim)),
+                     static_cast<uint32_t>(sizes[digit.dim]), by_xor[digit.dim], digit.backwards);
 }
 
 uint32_t Symmetry::move_digits(int p, uint32_t chunk, uint32_t j, size_t count) const {
@@ -143,17 +153,12 @@ void Symmetry::move_blocks(int p, uint32_t chunk, std::vector<uint32_t>& blocks)
                 static_cast<uint32_t>(coordinate(p, digit.dim)),
                 static_cast<bool>(by_xor[digit.dim]), digit.backwards};
   }
-  // As move_digit, with the modulo of a sum of two values below n as a subtraction.
   for (uint32_t& j : blocks) {
     uint32_t moved = 0, weight = 1, rest = j;
     for (size_t i = 0; i < count; ++i) {
       const Digit& d = moves[i];
-      const uint32_t v = rest % d.n;
+      moved += moved_digit(rest % d.n, d.c, d.n, d.by_xor, d.backwards) * weight;
       rest /= d.n;
-      const uint32_t m = d.by_xor      ? v ^ d.c
-                         : d.backwards ? (v >= d.c ? v - d.c : v + d.n - d.c)
-                                       : (v + d.c >= d.n ? v + d.c - d.n : v + d.c);
-      moved += m * weight;
       weight *= d.n;
     }
     j = moved;

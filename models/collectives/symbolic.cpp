@@ -226,10 +226,9 @@ class Executor {
       for (uint32_t child : plan_.of(r).children(k))
         if (--waiting[r][child] == 0) ready.push_back({r, child});
     };
-    // Delivers the first message of `ch` to receive k of rank r.
-    // A channel's entry goes once it is empty: a plan's channels are mostly used once (each step
-    // its own tag), and kept they held every message's blocks to the end (at 1 M ops, most of the
-    // check's memory and a quarter of its time clearing fresh pages).
+    // Delivers the first message of `ch` to receive k of rank r. A channel's entry goes once it
+    // is empty: a plan's channels are mostly used once (each step its own tag), and kept they held
+    // every message's blocks to the end (at 1 M ops, most of the check's memory).
     auto take = [&](Channel ch, int r, uint32_t k) {
       auto it = messages.find(ch);
       std::vector<Value> payload = std::move(it->second.front());
