@@ -395,6 +395,7 @@ void Topology::index_neighbours() {
               [](const Neighbour& a, const Neighbour& b) { return a.node < b.node; });
   }
   if (!spec_.dims.empty()) tabulate_routes();
+  if (spec_.shape == Shape::Mesh) tabulate_mesh_routes();
   // A check of the rules, in time linear in NPUs x hops: every NPU reaches its successor and its
   // mirror image (path() throws on a hop without a route or a loop).
   const int npus = npu_count();
@@ -421,6 +422,13 @@ int Topology::ring_step(int from, int to, int npus) {
 }
 
 int Topology::next_port(int node, int dst_rank, int in_dim) const {
+  if (!mesh_hops_.empty()) {
+    const MeshHop& hop = mesh_hops_[node];
+    if (hop.rank >= 0) return hop.rank == dst_rank ? -1 : 0;  // an endpoint's one port
+    const MeshTarget& to = mesh_targets_[dst_rank];
+    if (to.router == node) return to.down;
+    return hop.towards[to.x != hop.x ? (to.x > hop.x ? 0 : 1) : (to.y > hop.y ? 2 : 3)];
+  }
   if (hops_.empty()) return rule_port(node, dst_rank, in_dim);
   const Hop& hop = hops_[node];
   switch (hop.kind) {
@@ -504,6 +512,36 @@ void Topology::tabulate_routes() {
   }
   route_ports_ = std::move(ports);
   hops_ = std::move(hops);
+}
+
+void Topology::tabulate_mesh_routes() {
+  const int columns = spec_.mesh_x, rows = spec_.mesh_y;
+  std::vector<MeshHop> hops(nodes_.size());
+  for (const Node& n : nodes_) {
+    MeshHop& hop = hops[n.id];
+    if (is_endpoint(n.kind)) {
+      hop.rank = n.rank;
+      continue;
+    }
+    hop.x = n.x;
+    hop.y = n.y;
+    // Towards the NPU of each neighbouring router (NPU r hangs off the router at r's place).
+    const std::pair<int, int> neighbours[4] = {
+        {n.x + 1, n.y}, {n.x - 1, n.y}, {n.x, n.y + 1}, {n.x, n.y - 1}};
+    for (int k = 0; k < 4; ++k) {
+      const auto [x, y] = neighbours[k];
+      if (x >= 0 && x < columns && y >= 0 && y < rows)
+        hop.towards[k] = rule_port(n.id, y * columns + x, 0);
+    }
+  }
+  std::vector<MeshTarget> targets(endpoint_nodes_.size());
+  for (size_t rank = 0; rank < targets.size(); ++rank) {
+    const Node& router = nodes_[router_of_rank_[rank]];
+    targets[rank] = {router.id, router.x, router.y,
+                     rule_port(router.id, static_cast<int>(rank), 0)};
+  }
+  mesh_hops_ = std::move(hops);
+  mesh_targets_ = std::move(targets);
 }
 
 int Topology::rule_port(int node, int dst_rank, int in_dim) const {

@@ -249,6 +249,8 @@ class Topology {
   int rule_port(int node, int dst_rank, int in_dim) const;
   // Fills coords_ and the routing tables of a network of dimensions.
   void tabulate_routes();
+  // Fills the routing tables of a mesh.
+  void tabulate_mesh_routes();
   void attach_npus_to_routers(const std::vector<int>& routers);
   void build_mesh();
   void build_dimensions();
@@ -298,6 +300,23 @@ class Topology {
   std::vector<int> dim_offset_;  // per dimension, where its entries start in a router's table
   std::vector<Hop> hops_;        // per node (empty for a mesh)
   std::vector<int> route_ports_;
+  // A mesh's tables (filled from rule_port too): per node, an endpoint's rank, or a router's
+  // coordinates and its outputs towards x + 1, x - 1, y + 1 and y - 1; per endpoint, the router it
+  // hangs off, that router's coordinates and its output down to the endpoint. At flit fidelity
+  // every head crosses a router in every few cycles: the rules' neighbour search was a twentieth
+  // of an 8x8 BookSim-configuration run's instructions (docs/performance.md).
+  struct MeshHop {
+    int rank = -1;  // endpoints
+    int x = -1, y = -1;
+    int towards[4] = {-1, -1, -1, -1};
+  };
+  struct MeshTarget {
+    int router = -1;
+    int x = -1, y = -1;
+    int down = -1;
+  };
+  std::vector<MeshHop> mesh_hops_;
+  std::vector<MeshTarget> mesh_targets_;  // by rank
   bool needs_dateline_ = false;
 };
 
