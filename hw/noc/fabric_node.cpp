@@ -100,7 +100,13 @@ void FabricNode::end_of_elaboration() {
       out.next_port = port->index();
     }
   }
-  for (Input& in : inputs_) in.backward = in.socket->operator->();
+  for (Input& in : inputs_) {
+    in.backward = in.socket->operator->();
+    if (const auto* port = dynamic_cast<const Port*>(in.backward)) {
+      in.previous = &port->node();
+      in.previous_port = port->index();
+    }
+  }
 }
 
 void FabricNode::add_input(const topology::Link& link) {
@@ -144,11 +150,8 @@ tlm::tlm_sync_enum FabricNode::deliver(Output& out, tlm::tlm_generic_payload& tr
                                        TransferExt& unit, const LinkSlot& slot) {
   const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, flit_bytes_);
   const sc_time arrival = slot.start + serialisation(out, head_bytes) + out.latency;
-  if (out.next && decoupled()) {  // the BEGIN_REQ's effect, without the socket (see the header)
-    unit.port = out.next_port;
-    out.next->pass(out.next_port, trans, unit, arrival);
-    return tlm::TLM_COMPLETED;
-  }
+  if (out.next)  // the BEGIN_REQ's effect, without the socket (see the header)
+    return out.next->arrive(out.next_port, trans, unit, arrival);
   tlm::tlm_phase phase = kUnit;
   sc_time delay = arrival - now();
   return out.forward->nb_transport_fw(trans, phase, delay);
@@ -325,30 +328,39 @@ FabricNode::LinkSlot FabricNode::transmit(int port, const TransferExt& unit,
 }
 
 void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_time& after) {
+  const Input& in = inputs_[in_port];
+  const sc_time at = after + delays_.credit;
+  if (in.previous) {  // the END_REQ's effect, without the socket (see the header)
+    in.previous->take_credit(in.previous_port, trans, at);
+    return;
+  }
   tlm::tlm_phase phase = kCredit;
-  sc_time delay = after - now() + delays_.credit;
-  inputs_[in_port].backward->nb_transport_bw(trans, phase, delay);
+  sc_time delay = at - now();
+  in.backward->nb_transport_bw(trans, phase, delay);
 }
 
 tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans,
                                        tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != kUnit) throw std::logic_error(std::string(name()) + ": unexpected phase");
-  TransferExt* unit = transfer(trans);
-  unit->port = port;
-  const sc_time arrival = now() + delay;
+  return arrive(port, trans, *transfer(trans), now() + delay);
+}
+
+tlm::tlm_sync_enum FabricNode::arrive(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                                      const sc_time& arrival) {
+  unit.port = port;
   if (decoupled()) {
-    pass(port, trans, *unit, arrival);
+    pass(port, trans, unit, arrival);
     return tlm::TLM_COMPLETED;
   }
   count_event();
-  if (params_.go_back_n) {
-    if (unit->control != TransferExt::Control::Data) {  // the link layer's, not the block's
-      on_control(port, *unit, arrival);
+  if (go_back_n_) {
+    if (unit.control != TransferExt::Control::Data) {  // the link layer's, not the block's
+      on_control(port, unit, arrival);
       return tlm::TLM_COMPLETED;
     }
     acknowledge(port, arrival);
   }
-  on_arrival(port, trans, *unit, arrival);
+  on_arrival(port, trans, unit, arrival);
   return tlm::TLM_ACCEPTED;
 }
 
@@ -356,9 +368,13 @@ tlm::tlm_sync_enum FabricNode::backward(int port, tlm::tlm_generic_payload& tran
                                         tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != kCredit || decoupled())
     throw std::logic_error(std::string(name()) + ": unexpected phase");
+  take_credit(port, trans, now() + delay);
+  return tlm::TLM_ACCEPTED;
+}
+
+void FabricNode::take_credit(int port, tlm::tlm_generic_payload& trans, const sc_time& at) {
   const TransferExt& unit = *transfer(trans);
   Output& out = outputs_[port];
-  const sc_time at = now() + delay;
   const int credits = static_cast<int>(unit.credits);
   out.returning.insert({at, unit.vc, credits});
   if (Probe* p = probe()) p->credit_change(out.link.id, unit.vc, credits, at);
@@ -367,7 +383,6 @@ tlm::tlm_sync_enum FabricNode::backward(int port, tlm::tlm_generic_payload& tran
     out.credit_wait = false;
     on_credit_returning(port, at);
   }
-  return tlm::TLM_ACCEPTED;
 }
 
 void FabricNode::collect_credits(Output& out, const sc_time& now) {

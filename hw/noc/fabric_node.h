@@ -11,14 +11,16 @@
 // the whole path inside the call that sends it. Each block on the way receives the message with
 // the head's arrival time, reserves its output link from then on, passes the same payload on (as
 // an interconnect does), and completes at once (no credit); the sending NIC releases the payload
-// when its call returns. No event per hop: the message costs one event at each end. Between two
-// fabric blocks the hop is a direct call of the next block's pass(), the block and port found
-// through the bound socket at the end of elaboration: the BEGIN_REQ it stands for would be
-// answered TLM_COMPLETED at once, and the call through the socket's port object and forward()
-// cost two more cold cache lines per hop (docs/performance.md). A socket bound to anything else
-// gets the BEGIN_REQ. A link books bandwidth over time (LinkCalendar): a message streams at its
-// path's narrowest rate, from the first time at or after it reaches the link that the link has that
-// rate to spare for as long as it streams; buffers are not modelled (docs/design.md).
+// when its call returns. No event per hop: the message costs one event at each end. A link books
+// bandwidth over time (LinkCalendar): a message streams at its path's narrowest rate, from the
+// first time at or after it reaches the link that the link has that rate to spare for as long as
+// it streams; buffers are not modelled (docs/design.md).
+//
+// Between two fabric blocks, at every fidelity, a BEGIN_REQ is a direct call of the next block's
+// arrive() and an END_REQ one of the previous block's take_credit(), the block and port found
+// through the bound socket at the end of elaboration: the same effect as the call through the
+// socket's port object and forward() or backward(), which cost two more cold cache lines per hop
+// and per credit (docs/performance.md). A socket bound to anything else gets the phases.
 #include <algorithm>
 #include <memory>
 #include <systemc>
@@ -121,8 +123,8 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
     sc_core::sc_time latency;    // the link's flight time
     sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
-    // Message fidelity: the fabric block and input port the link leads to (null: not a fabric
-    // block's port; BEGIN_REQ through `forward` then).
+    // The fabric block and input port the link leads to (null: not a fabric block's port;
+    // BEGIN_REQ through `forward` then).
     FabricNode* next = nullptr;
     int next_port = -1;
     sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
@@ -155,8 +157,12 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     std::unique_ptr<TargetSocket> socket;
     std::unique_ptr<Port> port;
     // The sender's backward interface (its Port), looked up once after elaboration rather than
-    // through the socket on every credit (credits cross it once per unit per hop).
+    // through the socket on every credit (credits cross it once per unit per hop); and the fabric
+    // block and output port that is (null: not a fabric block's port; END_REQ through
+    // `backward` then).
     tlm::tlm_bw_transport_if<LinkProtocol>* backward = nullptr;
+    FabricNode* previous = nullptr;
+    int previous_port = -1;
     topology::Link link;
     RetryReceiver retry;  // Go-Back-N
     int reverse = -1;     // the output whose link goes back to this input's sender (its ACKs)
@@ -349,6 +355,13 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
                              sc_core::sc_time& delay);
   tlm::tlm_sync_enum backward(int port, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                               sc_core::sc_time& delay);
+  // What a kUnit BEGIN_REQ of `trans` on input `port` does, its head arriving at `arrival`; the
+  // sending fabric block calls it directly (see the header).
+  tlm::tlm_sync_enum arrive(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                            const sc_core::sc_time& arrival);
+  // What a kCredit END_REQ of `trans` on output `port` does, the credit back at `at`; the
+  // receiving fabric block calls it directly.
+  void take_credit(int port, tlm::tlm_generic_payload& trans, const sc_core::sc_time& at);
 };
 
 }  // namespace wafersim::hw

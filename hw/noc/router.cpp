@@ -49,7 +49,7 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
   in_.resize(inputs_.size());
   vcs_.resize(inputs_.size() * params_.vcs);
   if (!decoupled()) {
-    depth_ = params_.buffer_flits;
+    depth_ = params_.buffer_flits - 1;
     slab_.reset(new Buffered[vcs_.size() * depth_]);
   }
   requests_.resize(outputs_.size());
@@ -67,7 +67,7 @@ size_t Router::buffered_units() const {
 void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                         const sc_time& arrival) {
   InputVc& ivc = input_vc(in_port, unit.vc);
-  if (ivc.size == depth_)
+  if (ivc.size == params_.buffer_flits)
     throw std::logic_error(std::string(name()) + ": input " + std::to_string(in_port) + " VC " +
                            std::to_string(unit.vc) + " received a unit without a credit");
   // Only a head is routed: the rest of its packet follows the VC it holds.
@@ -75,12 +75,13 @@ void Router::on_arrival(int in_port, tlm::tlm_generic_payload& trans, TransferEx
   const int vc_class = unit.head ? out_class(in_port, port, unit.vc_class) : 0;
   const Summary summary{arrival, unit.credits, static_cast<uint16_t>(port), unit.head,
                         static_cast<int8_t>(vc_class)};
-  uint32_t slot = ivc.first + ivc.size++;
-  if (slot >= depth_) slot -= depth_;
-  ring(in_port, unit.vc)[slot] = {&trans, &unit, summary};
-  if (ivc.size == 1) {
-    ivc.head = summary;
+  if (ivc.size++ == 0) {
+    ivc.head = {&trans, summary};
     expect_head(in_port, unit.vc, arrival);
+  } else {
+    uint32_t slot = ivc.first + ivc.size - 2;
+    if (slot >= depth_) slot -= depth_;
+    ring(in_port, unit.vc)[slot] = {&trans, summary};
   }
   if (Probe* p = probe()) p->buffer_change(inputs_[in_port].link.id, unit.vc, 1, arrival);
   wake_at(arrival);
@@ -106,17 +107,16 @@ void Router::expect_head(int in_port, int vc, const sc_time& at) {
 }
 
 Router::Buffered Router::pop_front(int in_port, int vc, InputVc& ivc, const sc_time& now) {
-  const Buffered unit = front(in_port, vc, ivc);
+  const Buffered unit = ivc.head;
   const uint64_t bit = uint64_t{1} << vc;
   if (--ivc.size == 0) {
-    ivc.first = 0;
     in_[in_port].occupied &= ~bit;
   } else {
-    ivc.first = after(static_cast<int>(ivc.first), static_cast<int>(depth_));
-    ivc.head = front(in_port, vc, ivc).summary;
-    if (ivc.head.arrived > now) {  // the next unit is still on its way
+    ivc.head = ring(in_port, vc)[ivc.first];
+    ivc.first = ivc.size == 1 ? 0 : after(static_cast<int>(ivc.first), static_cast<int>(depth_));
+    if (ivc.head.summary.arrived > now) {  // the next unit is still on its way
       in_[in_port].occupied &= ~bit;
-      expect_head(in_port, vc, ivc.head.arrived);
+      expect_head(in_port, vc, ivc.head.summary.arrived);
     }
   }
   return unit;
@@ -182,11 +182,11 @@ void Router::allocation_round() {
       const int v = __builtin_ctzll(m);
       InputVc& ivc = input_vc(i, v);  // occupied: its head has arrived
       if (ivc.out_port < 0) {
-        if (!ivc.head.head)
+        if (!ivc.head.summary.head)
           throw std::logic_error(std::string(name()) + ": body flit without route");
-        ivc.out_port = ivc.head.route;
-        ivc.out_class = ivc.head.out_class;
-        ivc.va_ready = ivc.head.arrived + delays_.routing;
+        ivc.out_port = ivc.head.summary.route;
+        ivc.out_class = ivc.head.summary.out_class;
+        ivc.va_ready = ivc.head.summary.arrived + delays_.routing;
       }
       if (ivc.out_vc < 0) {
         if (ivc.va_ready > now) {
@@ -247,7 +247,7 @@ bool Router::request(int i, uint64_t bids, const sc_time& now, sc_time& next) {
     InputVc& ivc = input_vc(i, v);
     Output& out = outputs_[ivc.out_port];
     if (!taken_.empty() && taken_[ivc.out_port]) return true;  // granted in an earlier iteration
-    if (!has_credits(out, ivc.out_vc, static_cast<int>(ivc.head.credits), now)) {
+    if (!has_credits(out, ivc.out_vc, static_cast<int>(ivc.head.summary.credits), now)) {
       later(next, next_credit(out));
       return true;
     }
@@ -271,9 +271,12 @@ void Router::grant(const sc_time& now, bool first_iteration, bool& lost, bool& r
     auto& reqs = requests_[o];
     Output& out = outputs_[o];
     const int n_in = static_cast<int>(in_.size());
-    auto pick = std::min_element(reqs.begin(), reqs.end(), [&](const auto& a, const auto& b) {
-      return (a.first - out.rr + n_in) % n_in < (b.first - out.rr + n_in) % n_in;
-    });
+    // The first requester at or after the output's pointer (most outputs have one).
+    auto pick = reqs.size() == 1
+                    ? reqs.begin()
+                    : std::min_element(reqs.begin(), reqs.end(), [&](auto& a, auto& b) {
+                        return (a.first - out.rr + n_in) % n_in < (b.first - out.rr + n_in) % n_in;
+                      });
     auto [i, v] = *pick;
     if (reqs.size() > 1) lost = true;
     if (first_iteration) out.rr = after(i, n_in);
@@ -292,7 +295,7 @@ void Router::grant(const sc_time& now, bool first_iteration, bool& lost, bool& r
     // The unit goes on in its own payload: the credit upstream (kCredit) is sent first, while the
     // extension still says which VC it frees, with a reference kept for the next hop. No copy, and
     // the payload is still in cache.
-    TransferExt& ext = *unit.unit;
+    TransferExt& ext = *transfer(*unit.trans);
     const uint64_t wire_bytes = ext.wire_bytes;
     const bool tail = ext.tail;
     // The crossbar input reads one unit at a time, at least a cycle each, at a flit per cycle or
@@ -316,7 +319,7 @@ void Router::grant(const sc_time& now, bool first_iteration, bool& lost, bool& r
     in.busy_until = std::max(now + cycle_, read_from + read);
     // What the grant uncovered: the VC's next unit (routed and allocated from its arrival on) and
     // the input's other bids (from when the crossbar input is free again).
-    if (ivc.size) later(next, ivc.head.arrived);
+    if (ivc.size) later(next, ivc.head.summary.arrived);
     if (in.occupied) later(next, in.busy_until - cycle_);
     if (tail) {
       (params_.vc_release_on_tail_credit ? out.draining_vcs : out.free_vcs) |= uint64_t{1}

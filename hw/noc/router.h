@@ -43,24 +43,25 @@ class Router : public FabricNode {
     bool head;
     int8_t out_class;  // VC class downstream (the dateline moves a packet up on rings)
   };
-  // A unit waiting in an input VC.
+  // A unit waiting in an input VC (its TransferExt is the payload's, transfer()).
   struct Buffered {
     tlm::tlm_generic_payload* trans;
-    TransferExt* unit;
     Summary summary;
   };
-  // One input VC, one cache line: rounds look at every occupied VC in every cycle. Its FIFO is a
-  // ring in the router's slab (`depth_` slots: a VC holds at most `buffer_flits` units, since each
-  // takes a credit), restarted at slot 0 whenever it empties so a lightly loaded VC keeps touching
-  // the same slot; the unit at its head is summarised here too.
+  // One input VC, one cache line: rounds look at every occupied VC in every cycle. It holds the
+  // unit at its head itself, and the units behind it in a ring in the router's slab (`depth_`
+  // slots: a VC holds at most `buffer_flits` units, since each takes a credit), restarted at slot
+  // 0 whenever it empties. A lightly loaded VC, as every VC of a network below saturation mostly
+  // is, holds one unit at a time: its arrival and departure touch this line only (with a ring
+  // for every unit, two; docs/performance.md).
   struct alignas(64) InputVc {
-    Summary head;
+    Buffered head;              // valid when size > 0
     sc_core::sc_time va_ready;  // routing done
     sc_core::sc_time sa_ready;  // VC allocation done
-    uint32_t first = 0;         // ring position of the head
-    uint32_t size = 0;
-    int out_port = -1;    // route of the packet at the head (-1 = not computed)
-    int16_t out_vc = -1;  // output VC held by that packet (-1 = not allocated)
+    uint32_t first = 0;         // ring position of the unit behind the head
+    uint32_t size = 0;          // units held, the head included
+    int out_port = -1;          // route of the packet at the head (-1 = not computed)
+    int16_t out_vc = -1;        // output VC held by that packet (-1 = not allocated)
     int16_t out_class = 0;
   };
   struct InputState {
@@ -73,9 +74,6 @@ class Router : public FabricNode {
   InputVc& input_vc(int in_port, int vc) { return vcs_[in_port * params_.vcs + vc]; }
   Buffered* ring(int in_port, int vc) {
     return &slab_[static_cast<size_t>(in_port * params_.vcs + vc) * depth_];
-  }
-  const Buffered& front(int in_port, int vc, const InputVc& ivc) {
-    return ring(in_port, vc)[ivc.first];
   }
   Buffered pop_front(int in_port, int vc, InputVc& ivc, const sc_core::sc_time& now);
   // Makes VC `vc` of `in_port` occupied once its head unit arrives, at `at`.
@@ -118,7 +116,7 @@ class Router : public FabricNode {
   };
   TimedQueue<Landing> landing_;
   std::vector<InputVc> vcs_;  // input-major: all VCs of input 0, then input 1, ...
-  uint32_t depth_ = 0;        // ring slots per input VC
+  uint32_t depth_ = 0;        // ring slots per input VC (behind its head: buffer_flits - 1)
   std::unique_ptr<Buffered[]> slab_;
   std::vector<uint64_t> class_vcs_;  // per VC class, its VCs (v % classes == class)
   // The output towards a destination rank, by the topology's rules (no table: memory grows with
@@ -137,6 +135,7 @@ class Router : public FabricNode {
   // The VC class a head leaving on `out_port` takes: it moves up at a dateline, and starts again
   // from class 0 in a new dimension (dimension order already breaks cycles between dimensions).
   int out_class(int in_port, int out_port, int vc_class) const {
+    if (params_.vc_classes == 1) return 0;  // (without reading the two links' cold lines)
     const int base = inputs_[in_port].link.dim == outputs_[out_port].link.dim ? vc_class : 0;
     return std::min(base + (moves_up(out_port) ? 1 : 0), params_.vc_classes - 1);
   }
