@@ -52,7 +52,10 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
     depth_ = params_.buffer_flits - 1;
     slab_.reset(new Buffered[vcs_.size() * depth_]);
   }
-  requests_.resize(outputs_.size());
+  pick_.assign(outputs_.size(), -1);
+  for (size_t i = 0; i < in_.size(); ++i)
+    in_[i].read_rate =
+        std::max(static_cast<double>(params_.flit_bytes), inputs_[i].link.bytes_per_cycle);
   if (params_.sw_alloc_iterations > 1) taken_.assign(outputs_.size(), 0);
   if (output_count() > kMaxPorts)
     throw std::invalid_argument(std::string(basename()) + ": more than 65,535 ports");
@@ -166,8 +169,7 @@ void Router::allocation_round() {
   // the input stage of switch allocation (one request per input, round-robin over its VCs). One
   // pass serves both: an input's requests depend only on its own VCs and on the outputs' credits
   // and links, which VC allocation does not touch.
-  for (int o : requested_) requests_[o].clear();
-  requested_.clear();
+  requests_.clear();
   bidders_.clear();
   // Heads that have arrived join their inputs' occupied VCs.
   while (!landing_.empty() && landing_.front().at <= now) {
@@ -219,11 +221,8 @@ void Router::allocation_round() {
   // Further iterations (iSLIP's): inputs no output granted bid again, with their other VCs, for
   // the outputs no input took.
   for (int iteration = 1; iteration < params_.sw_alloc_iterations && lost; ++iteration) {
-    for (int o : requested_) {
-      requests_[o].clear();
-      taken_[o] = 1;
-    }
-    requested_.clear();
+    for (int o : requested_) taken_[o] = 1;
+    requests_.clear();
     bool asked = false;
     for (const Bidder& b : bidders_)
       if (!in_[b.input].matched) asked |= request(b.input, b.vcs, now, next);
@@ -255,8 +254,7 @@ bool Router::request(int i, uint64_t bids, const sc_time& now, sc_time& next) {
       later(next, accepts_from(out, pipeline));
       return true;
     }
-    if (requests_[ivc.out_port].empty()) requested_.push_back(ivc.out_port);
-    requests_[ivc.out_port].push_back({i, v});
+    requests_.push_back({ivc.out_port, i, v});
     asked = true;
     return false;  // one request per input
   });
@@ -267,18 +265,26 @@ void Router::grant(const sc_time& now, bool first_iteration, bool& lost, bool& r
                    sc_time& next) {
   // Output stage: each output grants one requesting input, round-robin over inputs.
   const sc_time& pipeline = delays_.switching;
+  const int n_in = static_cast<int>(in_.size());
+  // Each output's pick: its first requester at or after its pointer.
+  requested_.clear();
+  for (size_t k = 0; k < requests_.size(); ++k) {
+    const Request& r = requests_[k];
+    int& pick = pick_[r.out];
+    if (pick < 0) {
+      pick = static_cast<int>(k);
+      requested_.push_back(r.out);
+      continue;
+    }
+    lost = true;
+    const int rr = outputs_[r.out].rr;
+    if ((r.input - rr + n_in) % n_in < (requests_[pick].input - rr + n_in) % n_in)
+      pick = static_cast<int>(k);
+  }
   for (int o : requested_) {
-    auto& reqs = requests_[o];
+    const int i = requests_[pick_[o]].input, v = requests_[pick_[o]].vc;
+    pick_[o] = -1;
     Output& out = outputs_[o];
-    const int n_in = static_cast<int>(in_.size());
-    // The first requester at or after the output's pointer (most outputs have one).
-    auto pick = reqs.size() == 1
-                    ? reqs.begin()
-                    : std::min_element(reqs.begin(), reqs.end(), [&](auto& a, auto& b) {
-                        return (a.first - out.rr + n_in) % n_in < (b.first - out.rr + n_in) % n_in;
-                      });
-    auto [i, v] = *pick;
-    if (reqs.size() > 1) lost = true;
     if (first_iteration) out.rr = after(i, n_in);
     InputState& in = in_[i];
     in.matched = true;
@@ -313,10 +319,13 @@ void Router::grant(const sc_time& now, bool first_iteration, bool& lost, bool& r
     ext.credits = std::min(ext.flits, params_.buffer_flits);
     send(o, *unit.trans, ext, slot);  // the payload belongs to the next block from here on
     if (first_iteration) in.rr = after(v, params_.vcs);
-    const double read_rate = std::max({static_cast<double>(params_.flit_bytes),
-                                       inputs_[i].link.bytes_per_cycle, out.bytes_per_cycle});
-    const sc_time read = cycle_ * (static_cast<double>(wire_bytes) / read_rate);
-    in.busy_until = std::max(now + cycle_, read_from + read);
+    const double read_rate = std::max(in.read_rate, out.bytes_per_cycle);
+    if (read_from == now && static_cast<double>(wire_bytes) <= read_rate) {
+      in.busy_until = now + cycle_;  // read within the cycle (most units: no division)
+    } else {
+      const sc_time read = cycle_ * (static_cast<double>(wire_bytes) / read_rate);
+      in.busy_until = std::max(now + cycle_, read_from + read);
+    }
     // What the grant uncovered: the VC's next unit (routed and allocated from its arrival on) and
     // the input's other bids (from when the crossbar input is free again).
     if (ivc.size) later(next, ivc.head.summary.arrived);

@@ -69,6 +69,7 @@ class Router : public FabricNode {
     sc_core::sc_time busy_until;  // crossbar input still reading the previous unit
     int rr = 0;
     bool matched = false;  // granted in this round (read only with several allocator iterations)
+    double read_rate = 0;  // bytes per cycle the crossbar input reads: a flit, or its link's rate
   };
 
   InputVc& input_vc(int in_port, int vc) { return vcs_[in_port * params_.vcs + vc]; }
@@ -140,9 +141,17 @@ class Router : public FabricNode {
     return std::min(base + (moves_up(out_port) ? 1 : 0), params_.vc_classes - 1);
   }
   static constexpr int kMaxPorts = 0xffff;  // a port is two bytes in a unit's summary
-  // Switch-allocation requests per output, kept between rounds to avoid allocating on every round.
-  std::vector<std::vector<std::pair<int, int>>> requests_;
-  std::vector<int> requested_;  // outputs with at least one request this round
+  // Switch allocation's requests in this iteration (an input's VC `vc` asks for output `out`; one
+  // per input at most), per output the one it grants so far (-1: none, again once granted), and
+  // the outputs asked for, in the order first asked. A flat list, as a round has a handful.
+  struct Request {
+    int out;
+    int input;
+    int vc;
+  };
+  std::vector<Request> requests_;
+  std::vector<int> pick_;
+  std::vector<int> requested_;
   // With several allocator iterations: the inputs that bid in this round and their bidding VCs,
   // and the outputs granted in an earlier iteration.
   struct Bidder {

@@ -31,27 +31,28 @@ struct Message {
   FlowTransfer* flow = nullptr;
 };
 
-// What travels on a link: one flit, one packet or one message (the fidelity knob).
+// What travels on a link: one flit, one packet or one message (the fidelity knob). What every
+// hop reads and writes comes first: in a LinkPayload, aligned to cache lines, these fields share
+// one line with the payload's reference count (docs/performance.md).
 struct TransferExt : tlm::tlm_extension<TransferExt> {
   Message* message = nullptr;
-  uint64_t packet = 0;      // packet sequence number within the message
-  uint64_t bytes = 0;       // payload bytes of this unit
-  uint64_t wire_bytes = 0;  // bytes on the wire (payload + header)
-  uint32_t flits = 1;       // buffer slots it occupies
-  uint32_t credits = 1;     // slots it holds downstream (min(flits, buffer depth))
+  uint64_t wire_bytes = 0;   // bytes on the wire (payload + header)
+  sc_core::sc_time tail_at;  // when the unit's last byte reaches the receiving side
+  int dst = 0;  // the message's destination rank, carried so that routers need not look
   int vc = 0;
-  int vc_class = 0;  // dateline class on rings
-  int dst = 0;       // the message's destination rank, carried so that routers need not look
+  uint32_t flits = 1;    // buffer slots it occupies
+  uint32_t credits = 1;  // slots it holds downstream (min(flits, buffer depth))
+  int vc_class = 0;      // dateline class on rings
   bool head = true;
   bool tail = true;
   // Link-level retransmission (hw/noc/link_retry.h): what the link layer makes of the unit, how
   // often it has been sent on the link it crosses before (modulo 256), and its sequence number
-  // there (modulo 2^32; an ACK's: the packets it acknowledges). In the fields' padding: the unit
-  // is copied on every hop.
+  // there (modulo 2^32; an ACK's: the packets it acknowledges).
   enum class Control : uint8_t { Data, Ack, Nack, Corrupted } control = Control::Data;
   uint8_t attempt = 0;
-  sc_core::sc_time tail_at;  // when the unit's last byte reaches the receiving side
-  int port = -1;             // receiving (or, for credits, sending) port index; set per hop
+  uint64_t packet = 0;  // packet sequence number within the message
+  uint64_t bytes = 0;   // payload bytes of this unit
+  int port = -1;        // receiving port index; set per hop
   uint32_t link_seq = 0;
 
   tlm::tlm_extension_base* clone() const override { return new TransferExt(*this); }
@@ -64,7 +65,7 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
 // the payload (any TLM-2.0 tool that asks for it finds it), but the blocks reach it without the
 // extension lookup, which costs two dependent loads on every hop of every unit. Every payload that
 // crosses a link comes from the PayloadPool, so every payload on a link is a LinkPayload.
-struct LinkPayload : tlm::tlm_generic_payload {
+struct alignas(64) LinkPayload : tlm::tlm_generic_payload {
   explicit LinkPayload(tlm::tlm_mm_interface* mm) : tlm::tlm_generic_payload(mm) {
     set_extension(&unit);
   }
