@@ -150,8 +150,14 @@ tlm::tlm_sync_enum FabricNode::deliver(Output& out, tlm::tlm_generic_payload& tr
                                        TransferExt& unit, const LinkSlot& slot) {
   const uint64_t head_bytes = std::min<uint64_t>(unit.wire_bytes, flit_bytes_);
   const sc_time arrival = slot.start + serialisation(out, head_bytes) + out.latency;
-  if (out.next)  // the BEGIN_REQ's effect, without the socket (see the header)
+  if (out.next) {       // the BEGIN_REQ's effect, without the socket (see the header)
+    if (decoupled()) {  // arrive()'s first step, without reading the next block's fidelity
+      unit.port = out.next_port;
+      out.next->pass(out.next_port, trans, unit, arrival);
+      return tlm::TLM_COMPLETED;
+    }
     return out.next->arrive(out.next_port, trans, unit, arrival);
+  }
   tlm::tlm_phase phase = kUnit;
   sc_time delay = arrival - now();
   return out.forward->nb_transport_fw(trans, phase, delay);

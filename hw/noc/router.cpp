@@ -206,6 +206,9 @@ void Router::allocation_round() {
         continue;
       }
       bidding |= uint64_t{1} << v;
+      // A bidding head is likely granted at the end of this round, which reads and writes its
+      // extension (the payload's line has usually left the cache since the unit arrived).
+      __builtin_prefetch(transfer(*ivc.head.trans), 1);
     }
     if (!bidding) continue;
     if (in.busy_until >= now + cycle_) {  // still reading a unit past this cycle
