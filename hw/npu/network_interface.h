@@ -11,10 +11,10 @@
 // goes only when no flow of a higher class can (hw/proto/traffic_class.h).
 #include <algorithm>
 #include <array>
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <deque>
 #include <functional>
 #include <systemc>
-#include <unordered_map>
 
 #include "hw/noc/fabric_node.h"
 #include "hw/proto/callback_queue.h"
@@ -76,8 +76,10 @@ class NetworkInterface : public FabricNode {
   // What one port injects: its own queue, VC state and round robin.
   struct PortGroup {
     std::deque<Outgoing> outgoing;
-    std::unordered_map<int, int> queued_to;  // messages in `outgoing` per order_key
-    int flows_queued = 0;                    // flows' contributions in `outgoing`
+    // Messages in `outgoing` per order_key: open addressing, as every message adds a key and its
+    // last unit removes it (a node-based map allocated and freed a node per message).
+    boost::unordered_flat_map<int, int> queued_to;
+    int flows_queued = 0;  // flows' contributions in `outgoing`
     std::vector<bool> vc_locked;
     std::vector<int> lane_users;  // per lane, messages in progress whose pair includes it
     // Where the next round starts looking: just past the message served last, wrapped only when
