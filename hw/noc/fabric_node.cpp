@@ -105,6 +105,7 @@ void FabricNode::end_of_elaboration() {
     if (const auto* port = dynamic_cast<const Port*>(in.backward)) {
       in.previous = &port->node();
       in.previous_port = port->index();
+      in.previous_output = &in.previous->outputs_[in.previous_port];
     }
   }
 }
@@ -337,7 +338,7 @@ void FabricNode::release(int in_port, tlm::tlm_generic_payload& trans, const sc_
   const Input& in = inputs_[in_port];
   const sc_time at = after + delays_.credit;
   if (in.previous) {  // the END_REQ's effect, without the socket (see the header)
-    in.previous->take_credit(in.previous_port, trans, at);
+    in.previous->take_credit(*in.previous_output, in.previous_port, trans, at);
     return;
   }
   tlm::tlm_phase phase = kCredit;
@@ -374,13 +375,13 @@ tlm::tlm_sync_enum FabricNode::backward(int port, tlm::tlm_generic_payload& tran
                                         tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != kCredit || decoupled())
     throw std::logic_error(std::string(name()) + ": unexpected phase");
-  take_credit(port, trans, now() + delay);
+  take_credit(outputs_[port], port, trans, now() + delay);
   return tlm::TLM_ACCEPTED;
 }
 
-void FabricNode::take_credit(int port, tlm::tlm_generic_payload& trans, const sc_time& at) {
+void FabricNode::take_credit(Output& out, int port, tlm::tlm_generic_payload& trans,
+                             const sc_time& at) {
   const TransferExt& unit = *transfer(trans);
-  Output& out = outputs_[port];
   const int credits = static_cast<int>(unit.credits);
   out.returning.insert({at, unit.vc, credits});
   if (Probe* p = probe()) p->credit_change(out.link.id, unit.vc, credits, at);

@@ -142,13 +142,14 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     int vc_rr = 0;              // VC allocation: the VC it hands out first
     // Credits on their way back, by the time they arrive (counted in lazily, when a sender finds
     // too few: up to VCs x buffer slots of them); and whether the block waits for one that has not
-    // been sent yet (the next credit then wakes it).
+    // been sent yet (the next credit then wakes it). In a cache line of their own: the receiving
+    // block files every credit here (take_credit), and reads nothing else of this block.
     struct Returning {
       sc_core::sc_time at;
       int vc;
       int credits;
     };
-    TimedQueue<Returning> returning;
+    alignas(64) TimedQueue<Returning> returning;
     bool credit_wait = false;
     RetrySender retry;  // Go-Back-N (fabric.link_retry)
     topology::Link link;
@@ -160,10 +161,11 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     std::unique_ptr<Port> port;
     // The sender's backward interface (its Port), looked up once after elaboration rather than
     // through the socket on every credit (credits cross it once per unit per hop); and the fabric
-    // block and output port that is (null: not a fabric block's port; END_REQ through
+    // block, output and output port that is (null: not a fabric block's port; END_REQ through
     // `backward` then).
     tlm::tlm_bw_transport_if<LinkProtocol>* backward = nullptr;
     FabricNode* previous = nullptr;
+    Output* previous_output = nullptr;
     int previous_port = -1;
     topology::Link link;
     RetryReceiver retry;  // Go-Back-N
@@ -361,9 +363,10 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   // sending fabric block calls it directly (see the header).
   tlm::tlm_sync_enum arrive(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                             const sc_core::sc_time& arrival);
-  // What a kCredit END_REQ of `trans` on output `port` does, the credit back at `at`; the
+  // What a kCredit END_REQ of `trans` on output `port` (`out`) does, the credit back at `at`; the
   // receiving fabric block calls it directly.
-  void take_credit(int port, tlm::tlm_generic_payload& trans, const sc_core::sc_time& at);
+  void take_credit(Output& out, int port, tlm::tlm_generic_payload& trans,
+                   const sc_core::sc_time& at);
 };
 
 }  // namespace wafersim::hw
