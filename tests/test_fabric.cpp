@@ -75,6 +75,35 @@ TEST(Fabric, FidelitiesAgreeWithoutContention) {
   EXPECT_LT(t[1], serialisation * 1.02 + 100);
 }
 
+// At message fidelity a link remembers the next router's output for the last destination it
+// carried a message to, and the next message to it passes through from there (docs/design.md,
+// Links). Messages to other destinations on the same link take their own routes: NPU 0 sends to
+// 7, 56, 7 and 63 (east, south, east, diagonally), and each arrives where it was sent, over the
+// links of its own route.
+TEST(Fabric, MessagesPassingThroughRoutersFollowTheirOwnRoutes) {
+  const uint64_t bytes = 4096;
+  auto prefix = write_flows(temp_dir("routes"), 64,
+                            {{0, 7, bytes}, {0, 56, bytes}, {0, 7, bytes}, {0, 63, bytes}});
+  const auto message = wafersim::testing::run_mesh_8x8(prefix, "message");
+  const auto packet = wafersim::testing::run_mesh_8x8(prefix, "packet");
+  // Each receive took its message (a message routed elsewhere would leave one waiting).
+  for (const auto& npu : message["npus"]) EXPECT_TRUE(npu["finished"].get<bool>()) << npu["id"];
+  // Every link carried at message fidelity one unit for each message whose route takes it: the
+  // links packet fidelity's routing used, each with a message's packets per message.
+  const uint64_t packets =
+      packet["links"][0]["units"].get<uint64_t>() / message["links"][0]["units"].get<uint64_t>();
+  ASSERT_EQ(message["links"].size(), packet["links"].size());
+  int used = 0;
+  for (size_t i = 0; i < message["links"].size(); ++i) {
+    const auto& m = message["links"][i];
+    EXPECT_EQ(m["units"].get<uint64_t>() * packets, packet["links"][i]["units"].get<uint64_t>())
+        << m["src"] << "->" << m["dst"];
+    used += m["units"].get<uint64_t>() > 0;
+  }
+  // NPU 0's link, 7 links east, 7 south, 7 down column 7 and the three links into the NPUs.
+  EXPECT_EQ(used, 1 + 7 + 7 + 7 + 3);
+}
+
 // Seven NPUs of row 0 all send to NPU 7 at the row's end. The last mesh link into router 7 carries
 // all of it: 7 x bytes / 32 B per cycle bounds the makespan in every fidelity, and that link is
 // busy nearly all the time.

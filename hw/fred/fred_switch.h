@@ -96,6 +96,7 @@ class FredSwitch : public Router {
                   const sc_core::sc_time& arrival) override;
   void pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
             const sc_core::sc_time& head_at) override;
+  bool passes_by_route() const override { return false; }  // it takes its flows' units itself
   struct FlowStream;
   void on_wake() override;
   // Message fidelity: a flow's unit, counted into its sum, which leaves when the last input is in.

@@ -98,6 +98,12 @@ void FabricNode::end_of_elaboration() {
     if (const auto* port = dynamic_cast<const Port*>(out.forward)) {
       out.next = &port->node();
       out.next_port = port->index();
+      // Passing through the next router from here uses this block's timing and no go-back-N.
+      const FabricNode& next = *out.next;
+      if (decoupled_ && next.passes_by_route() && next.decoupled_ && !go_back_n_ &&
+          !next.go_back_n_ && next.cycle_ == cycle_ && next.head_delay_ == head_delay_ &&
+          next.flit_bytes_ == flit_bytes_)
+        out.hop_dst = kAnyHop;
     }
   }
   for (Input& in : inputs_) {
@@ -154,7 +160,10 @@ tlm::tlm_sync_enum FabricNode::deliver(Output& out, tlm::tlm_generic_payload& tr
   if (out.next) {       // the BEGIN_REQ's effect, without the socket (see the header)
     if (decoupled()) {  // arrive()'s first step, without reading the next block's fidelity
       unit.port = out.next_port;
-      out.next->pass(out.next_port, trans, unit, arrival);
+      if (out.hop_dst == unit.dst)  // the next router's route for it, known: through it from here
+        pass_through(*out.hop_out, trans, unit, arrival);
+      else
+        out.next->pass(out.next_port, trans, unit, arrival);
       return tlm::TLM_COMPLETED;
     }
     return out.next->arrive(out.next_port, trans, unit, arrival);
@@ -164,16 +173,24 @@ tlm::tlm_sync_enum FabricNode::deliver(Output& out, tlm::tlm_generic_payload& tr
   return out.forward->nb_transport_fw(trans, phase, delay);
 }
 
-tlm::tlm_sync_enum FabricNode::send(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+tlm::tlm_sync_enum FabricNode::send(Output& out, tlm::tlm_generic_payload& trans, TransferExt& unit,
                                     const LinkSlot& slot) {
-  Output& out = outputs_[port];
   occupy(out, unit, slot, true);
-  if (go_back_n_) {
+  if (go_back_n_) {  // (this block's own outputs only: passing through is off with go-back-N)
+    const int port = static_cast<int>(&out - outputs_.data());
     unit.link_seq = static_cast<uint32_t>(out.retry.next_seq++);
     unit.attempt = 0;
     if (!survives(port, trans, unit, slot)) return tlm::TLM_ACCEPTED;  // the link layer keeps it
   }
   return deliver(out, trans, unit, slot);
+}
+
+void FabricNode::pass_through(Output& out, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                              const sc_time& head_at) {
+  const sc_time depart = align(head_at) + head_delay_;
+  const LinkSlot slot = slot_for(out, unit, depart);
+  send(out, trans, unit, slot);
+  if (slot.start > depart) out.stats.stall += slot.start - depart;
 }
 
 bool FabricNode::survives(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,

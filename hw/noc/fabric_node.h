@@ -22,6 +22,7 @@
 // socket's port object and forward() or backward(), which cost two more cold cache lines per hop
 // and per credit (docs/performance.md). A socket bound to anything else gets the phases.
 #include <algorithm>
+#include <climits>
 #include <memory>
 #include <systemc>
 #include <tlm>
@@ -115,24 +116,36 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     const int index_;
   };
 
-  // Fields in the order of use: what every unit, message and round reads first (the link's
-  // rate, flight time and far end, its counters; at message fidelity its bookings), then the
-  // credits on their way back, then what only reports and elaboration read. Aligned to cache
-  // lines, so that a message's visit reads three (its bookings' first steps inline).
+  // Output::hop_dst when the next block's hops are not remembered, and before the first (a
+  // flow's unit has destination -1).
+  static constexpr int kNoHop = INT_MIN;
+  static constexpr int kAnyHop = INT_MIN + 1;
+  // Fields in the order of use, aligned to cache lines: a message's visit reads and writes two,
+  // the first (the link's rate, flight time and far end, its bookings while it holds at most one,
+  // the next router's output for the last destination) and the second (that output, the
+  // counters); a unit at flit or packet fidelity reads these and the third (the flit's time, the
+  // credits), then the credits on their way back; what only reports and elaboration read comes
+  // last.
   struct alignas(64) Output {
-    double bytes_per_cycle;      // link width (may be fractional when set from GB/s)
-    sc_core::sc_time latency;    // the link's flight time
-    sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
+    double bytes_per_cycle;    // link width (may be fractional when set from GB/s)
+    sc_core::sc_time latency;  // the link's flight time
     // The fabric block and input port the link leads to (null: not a fabric block's port;
     // BEGIN_REQ through `forward` then).
     FabricNode* next = nullptr;
+    LinkCalendar bookings;  // message fidelity: the link's rate, booked ahead (link_free unused)
     int next_port = -1;
+    // Message fidelity, when the next block is a router that only routes (and keeps time as this
+    // one): its output towards `hop_dst`, the last destination it routed a message from this link
+    // to, through which the next message to it passes without a visit to the router itself
+    // (kNoHop: never; docs/design.md, Links).
+    int hop_dst = kNoHop;
+    Output* hop_out = nullptr;
+    LinkStats stats;
+    sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
     sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
     // The bound target's forward interface, looked up once after elaboration: a message crosses
     // thousands of sockets per simulated microsecond at message fidelity.
     tlm::tlm_fw_transport_if<LinkProtocol>* forward = nullptr;
-    LinkStats stats;
-    LinkCalendar bookings;  // message fidelity: the link's rate, booked ahead (link_free unused)
     // Per VC, slots free downstream (returned credits counted in). (Inline up to 16 VCs they took
     // no time off flit runs and made the 1,024-NPU message runs 8% slower: docs/performance.md.)
     std::vector<int> credits;
@@ -215,7 +228,8 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
 
   // Serialisation time of `bytes` on an output link.
   sc_core::sc_time serialisation(const Output& out, uint64_t bytes) const {
-    if (bytes == flit_bytes_) return out.flit_time;
+    // (At message fidelity from the rate: the same time, without the flit's cache line.)
+    if (bytes == flit_bytes_ && !decoupled_) return out.flit_time;
     // In cycles first, then time: a byte's time alone would round to the picosecond.
     return cycle_ * (static_cast<double>(bytes) / out.bytes_per_cycle);
   }
@@ -263,7 +277,27 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   // the next block answered: TLM_ACCEPTED, it took the reference this block held; TLM_COMPLETED
   // (message fidelity), the unit has reached its NPU and the reference is still the sender's.
   tlm::tlm_sync_enum send(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                          const LinkSlot& slot) {
+    return send(outputs_[port], trans, unit, slot);
+  }
+  tlm::tlm_sync_enum send(Output& out, tlm::tlm_generic_payload& trans, TransferExt& unit,
                           const LinkSlot& slot);
+  // Message fidelity: `unit`, its head here at `head_at`, goes on on output `out`, after the
+  // whole pipeline (as in an uncontended allocation round; the link may still be serialising an
+  // earlier message: the wait is reported as stall).
+  void pass_through(Output& out, tlm::tlm_generic_payload& trans, TransferExt& unit,
+                    const sc_core::sc_time& head_at);
+  // Message fidelity: a router that only routes tells the link `in_port` came in by that its
+  // messages to `dst` leave on output `out_port`: the next one passes through without a visit.
+  void remember_hop(int in_port, int dst, int out_port) {
+    Output* from = inputs_[in_port].previous_output;
+    if (from && from->hop_dst != kNoHop) {
+      from->hop_dst = dst;
+      from->hop_out = &outputs_[out_port];
+    }
+  }
+  // Whether the block's pass() only routes (route, then pass_through): a plain router.
+  virtual bool passes_by_route() const { return false; }
   // Puts a copy of `unit` in a fresh pooled payload on output `port`, leaving this block at
   // `depart` (>= now); returns where it occupies the link (its end: the link is free again).
   LinkSlot transmit(int port, const TransferExt& unit, const sc_core::sc_time& depart);

@@ -13,8 +13,10 @@
 // that reaches the link later, while the link idles. A booking is never moved once made: a
 // message that reaches the link first but does not fit before such a booking still waits for it
 // (docs/design.md).
-#include <boost/container/small_vector.hpp>
+#include <cstdint>
+#include <memory>
 #include <systemc>
+#include <vector>
 
 namespace wafersim::hw {
 
@@ -26,7 +28,7 @@ class LinkCalendar {
   // the cycle then follow each other, where without it one would wait for the whole of the other
   // (a stream ending 0.6 ns into the next booking waited 5.6 us; docs/design.md).
   explicit LinkCalendar(double capacity = 1, sc_core::sc_time slack = sc_core::SC_ZERO_TIME)
-      : capacity_(capacity), slack_(slack) {}
+      : general_(new General{capacity, slack, 0, {}}) {}
 
   // The earliest start at or after `from` of an interval `length` long in which the link has
   // `rate` (<= capacity) to spare throughout (but for its last `slack`).
@@ -53,7 +55,7 @@ class LinkCalendar {
   // When the last booking ends: the link is free from then on.
   const sc_core::sc_time& free_from() const { return end_; }
   // How many rate changes are kept (for tests).
-  size_t size() const { return steps_.size() - first_; }
+  size_t size() const;
 
  private:
   // The rate in use from `at` until the next step (or for ever, for the last one; it is 0).
@@ -61,20 +63,36 @@ class LinkCalendar {
     sc_core::sc_time at;
     double used;
   };
-  // The index of the step in force at `t`, or first_ - 1 (as a signed value) if none has begun.
-  long step_at(const sc_core::sc_time& t) const;
-  double used(long i) const { return i < static_cast<long>(first_) ? 0 : steps_[i].used; }
+  // The steps not yet over (a view of the general form's, or of the one booking's two, held in
+  // `one`).
+  struct Steps {
+    const Step* step;
+    long n;
+    Step one[2];
+  };
+  void view(Steps& v) const;
   // Makes a step begin at `t`; returns its index.
   size_t split(const sc_core::sc_time& t);
+  // From one booking (or none) to the general form.
+  void to_steps();
 
-  // What a message reads when the link is free comes first; a booking's two steps sit in the
-  // calendar itself (most links hold one or two bookings at a time), not in a heap block of their
-  // own: one cache line fewer per link a message crosses (docs/performance.md).
-  sc_core::sc_time end_;  // when the last booking ends: the link is free from then on
-  size_t first_ = 0;
-  boost::container::small_vector<Step, 2> steps_;  // by time; those before first_ are over
-  double capacity_;
-  sc_core::sc_time slack_;
+  // What a message reads and writes when the link is free, in 32 bytes: when the last booking
+  // ends and, as most links hold one booking at a time, that booking itself; its rate also tells
+  // the calendar's form. The general form's steps, and what only it reads, lie behind a pointer:
+  // a message's visit to a free link then reads and writes the calendar in the output's first
+  // cache line alone (docs/performance.md).
+  static constexpr double kEmpty = 0;   // one_rate_: nothing booked from end_ on
+  static constexpr double kSteps = -1;  // one_rate_: the general form (general_->steps)
+  sc_core::sc_time end_;                // when the last booking ends: the link is free from then on
+  sc_core::sc_time one_start_;          // one booking: [one_start_, end_) at one_rate_ (> 0)
+  double one_rate_ = kEmpty;
+  struct General {
+    double capacity;
+    sc_core::sc_time slack;
+    uint32_t first;           // steps before it are over
+    std::vector<Step> steps;  // by time
+  };
+  std::unique_ptr<General> general_;
 };
 
 }  // namespace wafersim::hw

@@ -96,13 +96,9 @@ void Router::on_credit_returning(int, const sc_time& at) {
 
 void Router::pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                   const sc_time& head_at) {
-  // The head pays the whole pipeline, as in an uncontended allocation round; the output link may
-  // still be serialising an earlier message (the wait is reported as stall).
   const int o = route(in_port, unit.dst);
-  const sc_time depart = align(head_at) + head_delay_;
-  const LinkSlot slot = slot_for(outputs_[o], unit, depart);
-  send(o, trans, unit, slot);
-  if (slot.start > depart) outputs_[o].stats.stall += slot.start - depart;
+  if (passes_by_route()) remember_hop(in_port, unit.dst, o);
+  pass_through(outputs_[o], trans, unit, head_at);
 }
 
 void Router::expect_head(int in_port, int vc, const sc_time& at) {

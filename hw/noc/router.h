@@ -29,6 +29,7 @@ class Router : public FabricNode {
                   const sc_core::sc_time& arrival) override;
   void pass(int in_port, tlm::tlm_generic_payload& trans, TransferExt& unit,
             const sc_core::sc_time& head_at) override;
+  bool passes_by_route() const override { return true; }
   // Every wake runs an allocation round; a derived switch adds its own work to the same wake.
   void on_wake() override { allocation_round(); }
   void on_credit_returning(int out_port, const sc_core::sc_time& at) override;
