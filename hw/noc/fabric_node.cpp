@@ -159,7 +159,6 @@ tlm::tlm_sync_enum FabricNode::deliver(Output& out, tlm::tlm_generic_payload& tr
   const sc_time arrival = slot.start + serialisation(out, head_bytes) + out.latency;
   if (out.next) {       // the BEGIN_REQ's effect, without the socket (see the header)
     if (decoupled()) {  // arrive()'s first step, without reading the next block's fidelity
-      unit.port = out.next_port;
       if (out.hop_dst == unit.dst)  // the next router's route for it, known: through it from here
         pass_through(*out.hop_out, trans, unit, arrival);
       else
@@ -187,6 +186,7 @@ tlm::tlm_sync_enum FabricNode::send(Output& out, tlm::tlm_generic_payload& trans
 
 void FabricNode::pass_through(Output& out, tlm::tlm_generic_payload& trans, TransferExt& unit,
                               const sc_time& head_at) {
+  prefetch_next_hop(out, unit.dst);
   const sc_time depart = align(head_at) + head_delay_;
   const LinkSlot slot = slot_for(out, unit, depart);
   send(out, trans, unit, slot);
@@ -371,7 +371,6 @@ tlm::tlm_sync_enum FabricNode::forward(int port, tlm::tlm_generic_payload& trans
 
 tlm::tlm_sync_enum FabricNode::arrive(int port, tlm::tlm_generic_payload& trans, TransferExt& unit,
                                       const sc_time& arrival) {
-  unit.port = port;
   if (decoupled()) {
     pass(port, trans, unit, arrival);
     return tlm::TLM_COMPLETED;

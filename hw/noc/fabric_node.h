@@ -121,25 +121,25 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   static constexpr int kNoHop = INT_MIN;
   static constexpr int kAnyHop = INT_MIN + 1;
   // Fields in the order of use, aligned to cache lines: a message's visit reads and writes two,
-  // the first (the link's rate, flight time and far end, its bookings while it holds at most one,
-  // the next router's output for the last destination) and the second (that output, the
-  // counters); a unit at flit or packet fidelity reads these and the third (the flit's time, the
-  // credits), then the credits on their way back; what only reports and elaboration read comes
-  // last.
+  // the first (the link's rate, flight time and bookings while it holds at most one, and the next
+  // router's output for the last destination) and the second (the far end, the counters); a unit
+  // at flit or packet fidelity reads these and the third (the flit's time, the credits), then
+  // the credits on their way back; what only reports and elaboration read comes last.
   struct alignas(64) Output {
     double bytes_per_cycle;    // link width (may be fractional when set from GB/s)
     sc_core::sc_time latency;  // the link's flight time
-    // The fabric block and input port the link leads to (null: not a fabric block's port;
-    // BEGIN_REQ through `forward` then).
-    FabricNode* next = nullptr;
-    LinkCalendar bookings;  // message fidelity: the link's rate, booked ahead (link_free unused)
-    int next_port = -1;
+    LinkCalendar bookings;     // message fidelity: the link's rate, booked ahead (link_free unused)
     // Message fidelity, when the next block is a router that only routes (and keeps time as this
     // one): its output towards `hop_dst`, the last destination it routed a message from this link
     // to, through which the next message to it passes without a visit to the router itself
-    // (kNoHop: never; docs/design.md, Links).
-    int hop_dst = kNoHop;
+    // (kNoHop: never; docs/design.md, Links). In the first line: the next hop's lines are asked
+    // for as soon as this one is in (prefetch_next_hop).
     Output* hop_out = nullptr;
+    int hop_dst = kNoHop;
+    // The fabric block and input port the link leads to (null: not a fabric block's port;
+    // BEGIN_REQ through `forward` then).
+    int next_port = -1;
+    FabricNode* next = nullptr;
     LinkStats stats;
     sc_core::sc_time flit_time;  // serialisation of one flit, the usual unit
     sc_core::sc_time link_free;  // when the link finishes the unit it is serialising
@@ -295,6 +295,16 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
       from->hop_dst = dst;
       from->hop_out = &outputs_[out_port];
     }
+  }
+  // Message fidelity: asks for the lines a message's visit to `out` reads and writes, and, once
+  // `out`'s first line is in, for the next hop's when `out` knows it (for `dst`): a message's
+  // links are then fetched together rather than one after the other.
+  static void prefetch_visit(const Output& out) {
+    __builtin_prefetch(&out, 1);
+    __builtin_prefetch(reinterpret_cast<const char*>(&out) + 64, 1);
+  }
+  static void prefetch_next_hop(const Output& out, int dst) {
+    if (out.hop_dst == dst) prefetch_visit(*out.hop_out);
   }
   // Whether the block's pass() only routes (route, then pass_through): a plain router.
   virtual bool passes_by_route() const { return false; }

@@ -68,6 +68,7 @@ void NetworkInterface::sent(Message* message, const sc_time& at) {
 }
 
 void NetworkInterface::send_whole(int port, Message* message) {
+  prefetch_visit(outputs_[port]);
   Outgoing whole;
   whole.message = message;
   TransferExt unit;
@@ -84,6 +85,7 @@ void NetworkInterface::send_whole(int port, Message* message) {
   unit.vc = 0;
   unit.credits = 0;
   unit.tail_at = depart;
+  prefetch_next_hop(outputs_[port], message->dst);
   const LinkSlot slot = transmit(port, unit, depart);
   message->injected = slot.start;
   if (slot.start > depart) outputs_[port].stats.stall += slot.start - depart;

@@ -52,7 +52,6 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
   uint8_t attempt = 0;
   uint64_t packet = 0;  // packet sequence number within the message
   uint64_t bytes = 0;   // payload bytes of this unit
-  int port = -1;        // receiving port index; set per hop
   uint32_t link_seq = 0;
 
   tlm::tlm_extension_base* clone() const override { return new TransferExt(*this); }
