@@ -8,6 +8,7 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <string>
 #include <systemc>
 
 #include "models/common/error.h"
@@ -35,7 +36,11 @@ constexpr long long kMaxTrafficCycles = 100000000;
 
 // Our own main, so the SystemC banner can be switched off before the kernel starts.
 int main(int argc, char* argv[]) {
-  tb::restart_with_huge_pages(argv);
+  // `run` and `traffic` restart with huge pages only for a large platform, once they know its size
+  // (tb/common/huge_pages.h); the other subcommands at once.
+  tb::keep_arguments(argv);
+  const std::string subcommand = argc > 1 ? argv[1] : "";
+  if (subcommand != "run" && subcommand != "traffic") tb::restart_with_huge_pages(argv);
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   // Output piped into `head` that closes early: the run goes on and writes its files; the summary
   // line simply goes nowhere (rather than the process dying of SIGPIPE).

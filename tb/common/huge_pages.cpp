@@ -7,9 +7,17 @@
 
 namespace wafersim::tb {
 
+namespace {
+char** arguments = nullptr;
+}  // namespace
+
+void keep_arguments(char* argv[]) {
+  arguments = argv;
+}
+
 void restart_with_huge_pages(char* argv[]) {
   const char* wanted = std::getenv("WAFERSIM_HUGE_PAGES");
-  if (wanted && std::string(wanted) == "0") return;
+  if (!argv || (wanted && std::string(wanted) == "0")) return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   std::string value = tunables ? tunables : "";
   if (value.find("glibc.malloc.hugetlb") != std::string::npos) return;  // set, or already restarted
@@ -21,6 +29,10 @@ void restart_with_huge_pages(char* argv[]) {
   if (n <= 0) return;
   self[n] = '\0';
   execv(self, argv);  // returns only on failure: go on with small pages
+}
+
+void restart_with_huge_pages_for(size_t nodes) {
+  if (nodes >= kHugePagesFromNodes) restart_with_huge_pages(arguments);
 }
 
 }  // namespace wafersim::tb

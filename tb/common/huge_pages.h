@@ -3,12 +3,29 @@
 // hundreds of MB of block state in no particular order, and with 4 KiB pages most of its
 // messages pay TLB misses on every hop (docs/performance.md, Side by side). glibc backs malloc with
 // huge pages (where the kernel's transparent_hugepage setting is `madvise` or `always`) when its
-// tunable `glibc.malloc.hugetlb=1` says so, but it reads tunables only at start-up.
+// tunable `glibc.malloc.hugetlb=1` says so, but it reads tunables only at start-up: the program
+// starts itself again to get them. That costs a second round of dynamic linking and start-up,
+// 5-15 ms, which a small platform never wins back (an 8x8 mesh runs no faster with huge pages),
+// so `run` and `traffic` decide once they know the platform's size.
+#include <cstddef>
+
 namespace wafersim::tb {
 
+// Platforms of at least this many topology nodes (NPUs, routers, switches) run with huge pages:
+// a 16x16 mesh (512 nodes) ran 12% faster with them, an 8x8 one (128) 2% slower
+// (docs/performance.md).
+constexpr size_t kHugePagesFromNodes = 256;
+
 // If GLIBC_TUNABLES does not name glibc.malloc.hugetlb yet (and WAFERSIM_HUGE_PAGES is not 0),
-// adds it and starts this program again with the same arguments (the same process: exec keeps
-// the pid, the open files and the signal mask). Returns only if it did not restart.
+// adds it and starts this program again with the arguments it started with (the same process:
+// exec keeps the pid, the open files and the signal mask). Returns only if it did not restart.
+// `main` calls it at once, with its arguments (which it keeps for the other form), unless the
+// subcommand sizes its platform first.
 void restart_with_huge_pages(char* argv[]);
+// Keeps the program's arguments for restart_with_huge_pages_for (main, first thing).
+void keep_arguments(char* argv[]);
+// Restarts with huge pages (as above) if a platform of `nodes` topology nodes wants them; call
+// before anything is printed or written.
+void restart_with_huge_pages_for(size_t nodes);
 
 }  // namespace wafersim::tb

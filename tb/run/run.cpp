@@ -14,6 +14,7 @@
 #include "hw/proto/event_counter.h"
 #include "models/common/error.h"
 #include "tb/common/files.h"
+#include "tb/common/huge_pages.h"
 #include "tb/observe/probe_fanout.h"
 #include "tb/observe/timeline_recorder.h"
 #include "tb/plots/run_plots.h"
@@ -135,8 +136,9 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
   const auto wall_start = std::chrono::steady_clock::now();
   try {
     PlatformSpec spec = load_platform_spec(o);
-    for (const std::string& notice : spec.notices) out << "wafersim: notice: " << notice << "\n";
     topology::Topology topology = build_topology(spec);
+    restart_with_huge_pages_for(topology.nodes().size());  // before anything is printed
+    for (const std::string& notice : spec.notices) out << "wafersim: notice: " << notice << "\n";
     chakra::WorkloadOptions wo = o.workload;
     wo.ranks = topology.npu_count();
     wo.io_controllers = topology.endpoint_count() - topology.npu_count();

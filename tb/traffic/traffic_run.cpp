@@ -17,6 +17,7 @@
 #include "models/common/error.h"
 #include "tb/common/child_processes.h"
 #include "tb/common/files.h"
+#include "tb/common/huge_pages.h"
 #include "tb/common/stop_signals.h"
 #include "tb/plots/gnuplot.h"
 #include "tb/run/progress.h"
@@ -81,6 +82,7 @@ int run_traffic(const TrafficOptions& o, std::ostream& out, std::ostream& err) {
                            " flits has no room for its payload after the header");
     spec.fabric.packet_bytes = static_cast<uint32_t>(wire - spec.fabric.header_bytes);
     topology::Topology topology = build_topology(spec);
+    restart_with_huge_pages_for(topology.nodes().size());  // before anything is printed
     std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
     std::unique_ptr<TrafficDriver> driver;
     try {
