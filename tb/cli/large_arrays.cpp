@@ -8,8 +8,8 @@
 // pages in one call (MADV_POPULATE_WRITE, Linux 5.14; older kernels refuse it and the pages fault
 // in as before). The memory is ::operator new's, so delete[] frees it as usual.
 //
-// Not in sanitizer builds: AddressSanitizer tells apart memory from operator new and new[], and
-// would take this new[]'s for the former.
+// Not in sanitizer or fuzzing builds: AddressSanitizer tells apart memory from operator new and
+// new[], and would take this new[]'s for the former.
 #include <sys/mman.h>
 
 #include <cstddef>
