@@ -270,6 +270,9 @@ void Plan::finish() {
     std::vector<uint32_t> fill(rp.child_offsets.begin(), rp.child_offsets.end() - 1);
     for (uint32_t k = 0; k < n; ++k)
       for (uint32_t d : rp.deps(k)) rp.child_list[fill[d]++] = k;
+    rp.roots.clear();
+    for (uint32_t k = 0; k < n; ++k)
+      if (rp.ops[k].dep_count == 0) rp.roots.push_back(k);
     // Each phase's gate and close, its tags, and the phases in their order.
     rp.phases_by_tag.clear();
     rp.phase_tag_starts.clear();

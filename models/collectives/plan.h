@@ -112,6 +112,8 @@ struct RankPlan {
   // The dependents of each op (the reverse of the dependencies, CSR), made by Plan::finish(): the
   // replay releases them when the op completes.
   std::vector<uint32_t> child_offsets, child_list;
+  // The ops that depend on nothing, in order (made by Plan::finish()): those a rank issues first.
+  std::vector<uint32_t> roots;
   // Hierarchical plans built for a scheduler at run time: their phases, in op order (empty
   // otherwise).
   std::vector<PhaseGate> phases;

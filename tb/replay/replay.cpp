@@ -1,7 +1,6 @@
 #include "tb/replay/replay.h"
 
 #include <algorithm>
-#include <deque>
 #include <queue>
 #include <sstream>
 #include <unordered_map>
@@ -9,6 +8,7 @@
 #include "hw/proto/probe.h"
 #include "models/common/error.h"
 #include "tb/chakra/sparse_node.h"
+#include "tb/replay/op_progress.h"
 #include "tb/report/utilisation.h"
 
 namespace wafersim::tb {
@@ -20,9 +20,6 @@ using sc_core::SC_ZERO_TIME;
 
 namespace {
 enum : uint8_t { kWaiting = 0, kIssued = 1, kDone = 2 };
-// A plan op's progress in 16 bits: its unfinished dependencies while it waits, then one of these.
-constexpr uint16_t kOpIssued = 0x8000, kOpDone = 0xffff;
-static_assert(wafersim::collectives::RankPlan::kMaxDeps < kOpIssued, "dependency counts fit");
 constexpr uint64_t kPointToPointTag = 1ull << 63;
 // A chunk phase's progress under the runtime scheduler.
 enum : uint8_t { kPhaseIdle = 0, kPhaseQueued = 1, kPhaseRunning = 2, kPhaseDone = 3 };
@@ -86,19 +83,19 @@ struct Replay::RankState {
   sc_time last, compute, comm, exposed, finish;
 };
 
-// One rank's part in one collective: its plan ops and how far they are. Per op it keeps only its
-// progress (2 bytes); the ops and their dependents live in the shared plan.
-// What issuing and finishing an op read comes first, in two cache lines: at 1,024 ranks and more a
-// rank's run is cold at each of its ops (the other ranks' steps ran since).
+// One rank's part in one collective: its plan ops and how far they are (the ops and their
+// dependents live in the shared plan). At 1,024 ranks and more a rank's run is cold at each of its
+// ops (the other ranks' steps ran since): what finishing an op reads, its progress included, is
+// the first cache line; issuing one reads the second too.
 struct alignas(64) Replay::CollectiveRun {
   const collectives::RankPlan* ops = nullptr;
   collectives::DataPlane* data = nullptr;  // --data: the collective's values
-  std::vector<uint16_t> progress;  // per op: kOpIssued, kOpDone or the dependencies it waits for
-  size_t remaining = 0;
+  uint32_t remaining = 0;                  // ops not done
   int rank = 0;
-  int position = 0;  // in the communicator
   uint32_t node = 0;
   bool phased = false;  // whether phase_state is in use (read here, in the first line)
+  OpProgress progress;
+  int position = 0;  // in the communicator
   // Runtime scheduler: per phase of the plan (RankPlan::phases) its progress.
   std::vector<uint8_t> phase_state;
   uint64_t instance = 0;
@@ -197,6 +194,7 @@ void Replay::guarded(Body&& body) {
   } catch (...) {
     if (!failure_) failure_ = std::current_exception();
     work_.clear();
+    work_next_ = 0;
     draining_ = false;
     sc_core::sc_stop();
   }
@@ -222,14 +220,15 @@ void Replay::drain() {
   // drain picks up what it queues.
   if (draining_) return;
   draining_ = true;
-  while (!work_.empty()) {
-    Work w = work_.front();
-    work_.pop_front();
+  while (work_next_ < work_.size()) {
+    const Work w = work_[work_next_++];
     if (w.run)
       issue_plan_op(*w.run, w.op);
     else
       issue(w.rank, w.node);
   }
+  work_.clear();
+  work_next_ = 0;
   draining_ = false;
 }
 
@@ -355,11 +354,7 @@ void Replay::issue(int rank, size_t i) {
       run->ops = &plan->of(run->position);
       run->instance = instance_of(chakra::communicator_name(node.pg_name), r.sequence[i]);
       run->traffic_class = workload_.traffic_class(node.pg_name);
-      const auto& ops = run->ops->ops;
-      run->progress.resize(ops.size());
-      for (uint32_t k = 0; k < ops.size(); ++k)
-        run->progress[k] = static_cast<uint16_t>(ops[k].dep_count);
-      run->remaining = ops.size();
+      run->remaining = static_cast<uint32_t>(run->ops->ops.size());
       run->order = r.collectives_issued++;
       run->phase_state.assign(run->ops->phases.size(), kPhaseIdle);
       run->phased = !run->phase_state.empty();
@@ -397,8 +392,7 @@ void Replay::issue(int rank, size_t i) {
         plan_op_done(*run, UINT32_MAX);
         return;
       }
-      for (uint32_t k = 0; k < ops.size(); ++k)
-        if (run->progress[k] == 0) work_.push_back({rank, i, run, k});
+      for (uint32_t k : run->ops->roots) work_.push_back({rank, i, run, k});
       return;
     }
     default:
@@ -459,7 +453,7 @@ collectives::DataPlane* Replay::data_plane(const CollectiveRun& run,
 void Replay::issue_plan_op(CollectiveRun& run, uint32_t k) {
   const collectives::Op& op = run.ops->ops[k];
   if (run.data) run.data->issued(run.position, k);
-  run.progress[k] = kOpIssued;
+  run.progress.issue(*run.ops, k);
   // A phase's gate: the phase may have to wait its turn in its dimension.
   if (op.kind == collectives::OpKind::Nop && run.phased) {
     const size_t i = run.ops->phase_at(k);
@@ -562,10 +556,10 @@ void Replay::finish_command(int rank, tlm::tlm_generic_payload& trans) {
 void Replay::plan_op_done(CollectiveRun& run, uint32_t k) {
   if (k != UINT32_MAX) {
     if (run.data) run.data->finished(run.position, k);
-    run.progress[k] = kOpDone;
+    run.progress.finish(*run.ops, k);
     run.remaining--;
     for (uint32_t child : run.ops->children(k))
-      if (--run.progress[child] == 0) work_.push_back({run.rank, run.node, &run, child});
+      if (run.progress.release(*run.ops, child)) work_.push_back({run.rank, run.node, &run, child});
     if (run.phased && run.ops->ops[k].kind == collectives::OpKind::Nop) phase_progress(run, k);
   }
   if (run.remaining > 0) return;
@@ -771,22 +765,31 @@ std::string Replay::stall_report() const {
         auto it = r.running.find(i);
         if (it != r.running.end()) {
           const CollectiveRun& run = *it->second;
-          size_t pending_recvs = 0;
-          for (uint32_t k = 0; k < run.progress.size(); ++k)
-            if (run.progress[k] == kOpIssued && run.ops->ops[k].kind == collectives::OpKind::Recv) {
-              if (pending_recvs++ < 3)
-                out << "\n    waits for a message from rank " << run.peer_rank(k)
-                    << " (plan step tag " << run.ops->ops[k].tag << ")";
-            }
-          if (pending_recvs > 3) out << "\n    ... and " << pending_recvs - 3 << " more receives";
-          for (uint32_t k = 0; k < run.progress.size(); ++k)
-            if (run.progress[k] == kOpIssued && run.ops->ops[k].kind == collectives::OpKind::Flow) {
-              const auto& spec = run.plan->flows[static_cast<size_t>(run.ops->ops[k].peer)];
-              out << "\n    waits for in-network flow " << run.ops->ops[k].peer << " ("
-                  << spec.inputs.size() << " inputs, " << spec.outputs.size()
-                  << " outputs): its sum has not reached this rank";
-            }
-          out << "\n    " << run.remaining << " of " << run.progress.size()
+          // The ops issued and not done: those of the kind asked for.
+          const auto issued = [&](collectives::OpKind kind) {
+            std::vector<uint32_t> found;
+            const auto take = [&](uint32_t k) {
+              if (run.progress.at(*run.ops, k) == OpProgress::kIssued &&
+                  run.ops->ops[k].kind == kind)
+                found.push_back(k);
+            };
+            for (uint32_t k = run.progress.first_open(); k < run.progress.end_open(); ++k) take(k);
+            if (run.progress.far_open() != OpProgress::kNone) take(run.progress.far_open());
+            return found;
+          };
+          const std::vector<uint32_t> receives = issued(collectives::OpKind::Recv);
+          for (size_t j = 0; j < receives.size() && j < 3; ++j)
+            out << "\n    waits for a message from rank " << run.peer_rank(receives[j])
+                << " (plan step tag " << run.ops->ops[receives[j]].tag << ")";
+          if (receives.size() > 3)
+            out << "\n    ... and " << receives.size() - 3 << " more receives";
+          for (uint32_t k : issued(collectives::OpKind::Flow)) {
+            const auto& spec = run.plan->flows[static_cast<size_t>(run.ops->ops[k].peer)];
+            out << "\n    waits for in-network flow " << run.ops->ops[k].peer << " ("
+                << spec.inputs.size() << " inputs, " << spec.outputs.size()
+                << " outputs): its sum has not reached this rank";
+          }
+          out << "\n    " << run.remaining << " of " << run.ops->ops.size()
               << " plan ops unfinished";
         }
       } else if (n.kind == NodeKind::Recv) {

@@ -3,7 +3,6 @@
 // a TLM socket, as a driver would (compute, memory, send, receive), turns collectives into the plan
 // of their algorithm and issues the plan's operations, and releases children on completion. When
 // nothing can progress any more it says what each rank is waiting for.
-#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -173,7 +172,10 @@ class Replay : public sc_core::sc_module, private tlm::tlm_bw_transport_if<> {
   std::vector<Command*> free_commands_;
   std::vector<std::unique_ptr<Command>> all_commands_;
   std::vector<std::string> errors_;
-  std::deque<Work> work_;
+  // First in, first out: read from work_next_ on, and emptied when drained (a deque allocated and
+  // freed a block every 16 items, 3% of a 2,048-rank run).
+  std::vector<Work> work_;
+  size_t work_next_ = 0;
   std::unique_ptr<PhaseScheduler> scheduler_;
   // Tags of messages that arrived before their rank issued their collective, by (rank, instance).
   std::unordered_map<uint64_t, std::vector<uint32_t>> early_;
