@@ -1,4 +1,5 @@
-// NPU parts tested on their own: the queues that match receives with messages.
+// NPU parts tested on their own: the queues that match receives with messages, the reduction
+// engines.
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "hw/npu/match_queues.h"
+#include "hw/npu/reduction_engines.h"
 
 using wafersim::hw::MatchKey;
 using wafersim::hw::MatchQueues;
@@ -106,4 +108,42 @@ TEST(MatchQueues, KeysComingAndGoingAgreeWithAReferenceModel) {
   });
   for (const auto& [key, queue] : model) EXPECT_TRUE(queue.empty());
   EXPECT_GT(items, 0u);
+}
+
+// The first engine free, against every engine's free time kept and the earliest taken: random
+// reductions arriving in time order, on 1, 3 and 64 engines, some arriving when all are idle.
+TEST(ReductionEngines, TakeTheFirstFreeAsAScanOfEveryEngineWould) {
+  using sc_core::SC_NS;
+  using sc_core::sc_time;
+  std::mt19937 rng(11);
+  for (int engines : {1, 3, 64}) {
+    wafersim::hw::ReductionEngines reducers(engines, 100.0, 1.0, sc_time(1, SC_NS));
+    std::vector<sc_time> free_at(static_cast<size_t>(engines), sc_core::SC_ZERO_TIME);
+    sc_time now = sc_core::SC_ZERO_TIME;
+    for (int i = 0; i < 2000; ++i) {
+      now += sc_time(static_cast<double>(rng() % 4 == 0 ? 500 : rng() % 3), SC_NS);
+      const sc_time duration = reducers.time_for(100 * (1 + rng() % 20));
+      auto first = std::min_element(free_at.begin(), free_at.end());
+      const sc_time expected = std::max(now, *first);
+      *first = expected + duration;
+      const sc_time begin = std::max(now, reducers.take(now));
+      ASSERT_EQ(begin, expected) << engines << " engines, reduction " << i;
+      reducers.busy_until(begin + duration);
+    }
+  }
+}
+
+// Whole cycles, rounded up: 1,000 bytes at 1,600 GB/s take 0.625 ns, one cycle of 1 GHz; at
+// 0.5 GHz one cycle of 2 ns.
+TEST(ReductionEngines, TimeInWholeCyclesOfTheClock) {
+  using sc_core::SC_NS;
+  using sc_core::sc_time;
+  EXPECT_EQ(wafersim::hw::ReductionEngines(1, 1600, 1.0, sc_time(1, SC_NS)).time_for(1000),
+            sc_time(1, SC_NS));
+  EXPECT_EQ(wafersim::hw::ReductionEngines(1, 1600, 0.5, sc_time(2, SC_NS)).time_for(1000),
+            sc_time(2, SC_NS));
+  EXPECT_EQ(wafersim::hw::ReductionEngines(1, 1, 1.0, sc_time(1, SC_NS)).time_for(3),
+            sc_time(3, SC_NS));
+  EXPECT_EQ(wafersim::hw::ReductionEngines(1, 1, 1.0, sc_time(1, SC_NS)).time_for(0),
+            sc_core::SC_ZERO_TIME);
 }

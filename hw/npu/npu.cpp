@@ -20,11 +20,12 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
       messages_(shared.messages),
       callbacks_(callbacks),
       flows_(shared.flows),
+      reducers_(params.reduce_engines, params.reduce_bandwidth_gbps, params.clock_ghz,
+                sc_time(1.0 / params.clock_ghz, SC_NS)),
       cmd("cmd"),
       sparse("sparse"),
       params_(params),
-      cycle_(1.0 / params.clock_ghz, SC_NS),
-      reduce_engines_(static_cast<size_t>(std::max(1, params.reduce_engines))) {
+      cycle_(1.0 / params.clock_ghz, SC_NS) {
   nic_ = std::make_unique<NetworkInterface>("nic", fabric, shared, callbacks_, from_network,
                                             to_network);
   nic_->on_delivered = [this](Message* m) { delivered(m); };
@@ -40,9 +41,7 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
 Npu::~Npu() = default;
 
 sc_time Npu::cycles_for(double ns) const {
-  // Whole cycles of the NPU clock, rounding up: a partial cycle still occupies the engine.
-  double cycles = std::ceil(ns * params_.clock_ghz - 1e-9);
-  return cycle_ * std::max(0.0, cycles);
+  return whole_cycles(ns, params_.clock_ghz, cycle_);
 }
 
 void Npu::end_of_elaboration() {
@@ -89,21 +88,9 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
       return;
     case CommandKind::Reduce: {
       // The first engine free: one that is idle, or the busy one that frees first.
-      const sc_time now = sc_core::sc_time_stamp();
-      while (!busy_reducers_.empty() && busy_reducers_.front() <= now) {
-        std::pop_heap(busy_reducers_.begin(), busy_reducers_.end(), std::greater<>());
-        busy_reducers_.pop_back();
-      }
-      Engine engine;
-      if (busy_reducers_.size() == reduce_engines_) {
-        engine.free_at = busy_reducers_.front();
-        std::pop_heap(busy_reducers_.begin(), busy_reducers_.end(), std::greater<>());
-        busy_reducers_.pop_back();
-      }
-      run_on(engine, stats_.reduce_busy, cycles_for(c->bytes / params_.reduce_bandwidth_gbps),
-             trans);
-      busy_reducers_.push_back(engine.free_at);
-      std::push_heap(busy_reducers_.begin(), busy_reducers_.end(), std::greater<>());
+      Engine engine{reducers_.take(sc_core::sc_time_stamp())};
+      run_on(engine, stats_.reduce_busy, reducers_.time_for(c->bytes), trans);
+      reducers_.busy_until(engine.free_at);
       return;
     }
     case CommandKind::Send: {

@@ -11,6 +11,7 @@
 
 #include "hw/npu/match_queues.h"
 #include "hw/npu/network_interface.h"
+#include "hw/npu/reduction_engines.h"
 #include "hw/proto/callback_queue.h"
 #include "hw/sparse/sparse_unit.h"
 
@@ -136,6 +137,8 @@ class Npu : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
   FlowTable& flows_;
   MatchQueues<Message*> mailbox_;                  // arrived, unclaimed
   MatchQueues<tlm::tlm_generic_payload*> posted_;  // receives waiting
+  // Its own cache line (what a Reduce command reads besides the lines above).
+  ReductionEngines reducers_;
 
  public:
   // A plain TLM-2.0 base-protocol socket whose transport interface is the NPU's own: the utility
@@ -202,11 +205,6 @@ class Npu : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
   const NpuParams params_;
   const sc_core::sc_time cycle_;
   Engine compute_, memory_;
-  // The reduction engines (params_.reduce_engines), alike: only when each is free matters, so the
-  // NPU keeps the free times of those busy, a heap with the first to free on top (an ASTRA-sim
-  // platform has 64 engines, mostly idle: scanning them all cost 5% of a 1,024-NPU run).
-  const size_t reduce_engines_;
-  std::vector<sc_core::sc_time> busy_reducers_;
 };
 
 }  // namespace wafersim::hw
