@@ -128,7 +128,8 @@ TEST(Hierarchical, SymmetricPlanIsEveryPositionsPlanMoved) {
 }
 
 // Moving a list of blocks at once (the plan proof's path) moves each as move_block does: rings
-// whose odd chunks go the other way, direct exchanges, halving-doubling's exclusive or.
+// whose odd chunks go the other way, direct exchanges, halving-doubling's exclusive or; in a row
+// (each block's digits from the last one's, carrying over), and in runs that jump and wrap.
 TEST(Hierarchical, MovingBlocksTogetherMovesEachAlike) {
   HierarchicalRequest q;
   q.dims = {
@@ -146,8 +147,20 @@ TEST(Hierarchical, MovingBlocksTogetherMovesEachAlike) {
       for (uint32_t j = 0; j < blocks.size(); ++j, ++moved)
         ASSERT_EQ(blocks[j], plan.symmetry.move_block(p, c, j))
             << "position " << p << " chunk " << c << " block " << j;
+      // Runs of 3 every 7 blocks, wrapping round the chunk, and a block alone between them.
+      const auto n = plan.blocks_per_chunk;
+      std::vector<uint32_t> runs;
+      for (uint32_t start = 0; start < 2 * n; start += 7) {
+        for (uint32_t t = 0; t < 3; ++t) runs.push_back((start + t) % n);
+        runs.push_back((start * 5) % n);
+      }
+      std::vector<uint32_t> moved_runs = runs;
+      plan.symmetry.move_blocks(p, c, moved_runs);
+      for (size_t t = 0; t < runs.size(); ++t, ++moved)
+        ASSERT_EQ(moved_runs[t], plan.symmetry.move_block(p, c, runs[t]))
+            << "position " << p << " chunk " << c << " block " << runs[t];
     }
-  EXPECT_EQ(moved, 24 * 24 * 2);
+  EXPECT_EQ(moved, 24 * 2 * (24 + 7 * 4));
 }
 
 // Position 0's plan stands for all only where it can: an all-to-all (its blocks transpose) and

@@ -95,16 +95,16 @@ uint32_t Layout::size_of(Buffer b) const {
   return plan_.blocks_in(b);
 }
 
-size_t Layout::slot(int r, Buffer b, uint32_t c, uint32_t j) const {
+size_t Layout::first_slot(int r, Buffer b, uint32_t c) const {
   const size_t base = static_cast<size_t>(c) * per_chunk_;
   switch (b) {
     case Buffer::Input:
-      if (!plan_.in_place) return base + main_ + j;
-      return base + (in_ < out_ ? position_of(r, c) * in_ : 0) + j;
+      if (!plan_.in_place) return base + main_;
+      return base + (in_ < out_ ? position_of(r, c) * in_ : 0);
     case Buffer::Output:
-      return base + (plan_.in_place && out_ < in_ ? position_of(r, c) * out_ : 0) + j;
+      return base + (plan_.in_place && out_ < in_ ? position_of(r, c) * out_ : 0);
     default:
-      return base + main_ + (plan_.in_place ? 0 : in_) + j;
+      return base + main_ + (plan_.in_place ? 0 : in_);
   }
 }
 
@@ -142,8 +142,11 @@ std::string Layout::blocks(int r, uint32_t k, Side side, std::vector<uint32_t>& 
     return where(r, k) + " names " + std::to_string(d.count) + " blocks of its " + to_string(b) +
            " in runs of " + std::to_string(run) + " every " + std::to_string(every) +
            ", which do not fit its " + std::to_string(size) + " blocks";
-  for (uint32_t t = 0; t < d.count; ++t)
-    out.push_back(static_cast<uint32_t>((first + uint64_t{t / run} * every + t % run) % size));
+  // Run after run from `first`, each block below twice the size (the runs fit in it, checked
+  // above): the wrap is a subtraction, not a division per block.
+  for (uint64_t start = first, left = d.count; left > 0; start += every)
+    for (uint64_t b = start, end = start + std::min<uint64_t>(run, left); b < end; ++b, --left)
+      out.push_back(static_cast<uint32_t>(b >= size ? b - size : b));
   plan_.absolute_blocks(r, b, d.chunk, out);
   return "";
 }

@@ -29,8 +29,10 @@ class Layout {
   // Slots of one rank, all chunks and buffers.
   size_t slots_per_rank() const { return static_cast<size_t>(plan_.chunks) * per_chunk_; }
   uint32_t size_of(Buffer b) const;
-  // The slot of block j of buffer b (not the relay) of chunk c of rank r.
-  size_t slot(int r, Buffer b, uint32_t c, uint32_t j) const;
+  // The slot of block j of buffer b (not the relay) of chunk c of rank r: a buffer's blocks sit
+  // in a row, from the slot of its block 0.
+  size_t slot(int r, Buffer b, uint32_t c, uint32_t j) const { return first_slot(r, b, c) + j; }
+  size_t first_slot(int r, Buffer b, uint32_t c) const;
 
   // The blocks (indices into its buffer) that side `side` of op k of position r names: from its
   // first block on, in a row or in runs (DataRef), cyclic in the buffer, moved with the position

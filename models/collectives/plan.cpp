@@ -153,14 +153,39 @@ void Symmetry::move_blocks(int p, uint32_t chunk, std::vector<uint32_t>& blocks)
                 static_cast<uint32_t>(coordinate(p, digit.dim)),
                 static_cast<bool>(by_xor[digit.dim]), digit.backwards};
   }
+  // Ops name runs of consecutive blocks: the next block's digits come from the last one's as on an
+  // odometer (the least significant turns, carrying over), without a division per digit.
+  uint32_t value[kMaxDigits], part[kMaxDigits];  // per digit: its value, its moved value x weight
+  uint32_t last = 0, moved = 0;
+  bool first = true;
   for (uint32_t& j : blocks) {
-    uint32_t moved = 0, weight = 1, rest = j;
-    for (size_t i = 0; i < count; ++i) {
-      const Digit& d = moves[i];
-      moved += moved_digit(rest % d.n, d.c, d.n, d.by_xor, d.backwards) * weight;
-      rest /= d.n;
-      weight *= d.n;
+    const uint32_t block = j;
+    if (!first && block == last + 1) {
+      uint32_t weight = 1;
+      for (size_t i = 0; i < count; ++i) {
+        const Digit& d = moves[i];
+        const bool carry = ++value[i] == d.n;
+        if (carry) value[i] = 0;
+        moved -= part[i];
+        part[i] = moved_digit(value[i], d.c, d.n, d.by_xor, d.backwards) * weight;
+        moved += part[i];
+        if (!carry) break;
+        weight *= d.n;
+      }
+    } else {
+      uint32_t weight = 1, rest = block;
+      moved = 0;
+      for (size_t i = 0; i < count; ++i) {
+        const Digit& d = moves[i];
+        value[i] = rest % d.n;
+        part[i] = moved_digit(value[i], d.c, d.n, d.by_xor, d.backwards) * weight;
+        moved += part[i];
+        rest /= d.n;
+        weight *= d.n;
+      }
     }
+    first = false;
+    last = block;
     j = moved;
   }
 }

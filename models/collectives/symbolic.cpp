@@ -1,9 +1,16 @@
 #include "models/collectives/symbolic.h"
 
 #include <algorithm>
+// GCC 12 takes a small vector's move from its inline storage for a read past it (a known false
+// positive of -Wstringop-overread on Boost.Container's memmove).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#include <boost/container/small_vector.hpp>
+#pragma GCC diagnostic pop
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <deque>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/collectives/layout.h"
@@ -27,6 +34,9 @@ struct Value {
   uint64_t hash = 0;
   bool operator==(const Value& o) const { return id == o.id && count == o.count && hash == o.hash; }
 };
+// The blocks one op moves: most ops move a few, so they stay off the heap (the check runs up to a
+// million ops before a run, and allocating for each took most of its time).
+using Blocks = boost::container::small_vector<Value, 4>;
 
 class Executor {
  public:
@@ -55,8 +65,25 @@ class Executor {
   }
   std::string where(int r, uint32_t k) const { return layout_.where(r, k); }
 
+  // The blocks side `side` of op k of rank r names (index_) and where their values are (slots_),
+  // asked for at once: an op's blocks are often a line apart each, and at a thousand ranks and
+  // more the values (24 bytes per block per rank) are far larger than the cache.
+  std::string locate(int r, uint32_t k, Side side) {
+    std::string problem = layout_.blocks(r, k, side, index_);
+    if (!problem.empty()) return problem;
+    const DataRef& d = plan_.of(r).data[k];
+    const size_t base = static_cast<size_t>(r) * layout_.slots_per_rank() +
+                        layout_.first_slot(r, d.buffer(side), d.chunk);
+    slots_.resize(index_.size());
+    for (size_t t = 0; t < index_.size(); ++t) {
+      slots_[t] = base + index_[t];
+      __builtin_prefetch(&values_[slots_[t]]);
+    }
+    return "";
+  }
+
   // Reads the blocks side `side` of op k names (or, from the relay, those a receive kept).
-  std::string read(int r, uint32_t k, Side side, std::vector<Value>& values) {
+  std::string read(int r, uint32_t k, Side side, Blocks& values) {
     values.clear();
     const DataRef& d = plan_.of(r).data[k];
     const uint32_t first = d.first(side);
@@ -68,12 +95,12 @@ class Executor {
       values = it->second;
       return "";
     }
-    std::string problem = layout_.blocks(r, k, side, index_);
+    std::string problem = locate(r, k, side);
     if (!problem.empty()) return problem;
-    for (uint32_t j : index_) {
-      const Value& v = at(r, d.buffer(side), d.chunk, j);
+    for (size_t t = 0; t < index_.size(); ++t) {
+      const Value& v = values_[slots_[t]];
       if (v.id == kEmpty)
-        return where(r, k) + " reads " + Layout::block_name(d.buffer(side), d.chunk, j) +
+        return where(r, k) + " reads " + Layout::block_name(d.buffer(side), d.chunk, index_[t]) +
                " before it holds it";
       values.push_back(v);
     }
@@ -81,21 +108,21 @@ class Executor {
   }
 
   // Writes `values` where op k of rank r names its destination.
-  std::string write(int r, uint32_t k, std::vector<Value>&& values) {
+  std::string write(int r, uint32_t k, Blocks&& values) {
     const DataRef& d = plan_.of(r).data[k];
     if (d.dst == Buffer::Relay) {
       relays_[relay_key(r, k)] = std::move(values);
       return "";
     }
-    std::string problem = layout_.blocks(r, k, Side::Destination, index_);
+    std::string problem = locate(r, k, Side::Destination);
     if (!problem.empty()) return problem;
-    for (size_t t = 0; t < index_.size(); ++t) at(r, d.dst, d.chunk, index_[t]) = values[t];
+    for (size_t t = 0; t < slots_.size(); ++t) values_[slots_[t]] = values[t];
     return "";
   }
 
   // `sum` += `part`, block by block; a problem when they are not the same block or a rank counts
   // twice.
-  std::string combine(int r, uint32_t k, std::vector<Value>& sum, const std::vector<Value>& part) {
+  std::string combine(int r, uint32_t k, Blocks& sum, const Blocks& part) {
     const DataRef& d = plan_.of(r).data[k];
     for (size_t t = 0; t < sum.size(); ++t) {
       if (sum[t].id != part[t].id)
@@ -121,13 +148,13 @@ class Executor {
   }
 
   // Delivers `payload` to receive k of rank r.
-  std::string deliver(int r, uint32_t k, std::vector<Value>&& payload) {
+  std::string deliver(int r, uint32_t k, Blocks&& payload) {
     const DataRef& d = plan_.of(r).data[k];
     if (payload.size() != d.count)
       return where(r, k) + " receives " + std::to_string(payload.size()) +
              " blocks where it names " + std::to_string(d.count);
     if (d.reduce) {
-      std::vector<Value> local;
+      Blocks local;
       std::string problem = read(r, k, Side::Source, local);
       if (problem.empty()) problem = combine(r, k, local, payload);
       if (!problem.empty()) return problem;
@@ -141,11 +168,11 @@ class Executor {
     const Op& op = plan_.of(r).ops[k];
     const DataRef& d = plan_.of(r).data[k];
     if (d.count == 0 || op.kind == OpKind::Nop) return "";
-    std::vector<Value> values;
+    Blocks values;
     std::string problem = read(r, k, Side::Source, values);
     if (!problem.empty()) return problem;
     if (op.kind == OpKind::Reduce) {
-      std::vector<Value> into;
+      Blocks into;
       problem = read(r, k, Side::Destination, into);
       if (problem.empty()) problem = combine(r, k, into, values);
       if (!problem.empty()) return problem;
@@ -157,7 +184,7 @@ class Executor {
   // An in-network flow: each input adds its blocks to the flow's sum and is done (its data has
   // left); each output waits until every input has given, then holds the sum.
   struct FlowState {
-    std::vector<Value> sum;
+    Blocks sum;
     size_t inputs = 0;                              // inputs that have given
     std::vector<std::pair<int, uint32_t>> waiting;  // outputs' ops
   };
@@ -168,7 +195,7 @@ class Executor {
     const FlowSpec& spec = plan_.flows[op.peer];
     FlowState& state = flows_[op.peer];
     if (spec.has_input(r)) {
-      std::vector<Value> part;
+      Blocks part;
       std::string problem = read(r, k, Side::Source, part);
       if (!problem.empty()) return problem;
       if (state.inputs == 0) {
@@ -193,7 +220,7 @@ class Executor {
         return where(o, ok) + " takes " + std::to_string(plan_.of(o).data[ok].count) +
                " blocks from flow " + std::to_string(op.peer) + ", which carries " +
                std::to_string(state.sum.size());
-      std::string problem = write(o, ok, std::vector<Value>(state.sum));
+      std::string problem = write(o, ok, Blocks(state.sum));
       if (!problem.empty()) return problem;
       finish(o, ok);
     }
@@ -215,9 +242,21 @@ class Executor {
       }
       left += rp.ops.size();
     }
-    // Most channels carry one message: small vectors, not deques (which allocate a page each).
-    std::unordered_map<Channel, std::vector<std::vector<Value>>> messages;
-    std::unordered_map<Channel, std::vector<uint32_t>> parked;  // receives waiting for a message
+    // Messages sent before their receive runs, per channel in order: a list through a pool of
+    // them (a channel mostly carries one at a time). And the receives that ran before their
+    // message, which a send then hands its blocks to at once. A channel never has both.
+    struct Sent {
+      Blocks blocks;
+      uint32_t next;
+    };
+    constexpr uint32_t kEnd = UINT32_MAX;
+    std::vector<Sent> sent;
+    std::vector<uint32_t> unused;  // entries of `sent` free again
+    struct Fifo {
+      uint32_t head, tail;
+    };
+    boost::unordered_flat_map<Channel, Fifo> messages;
+    boost::unordered_flat_map<Channel, boost::container::small_vector<uint32_t, 2>> parked;
     std::vector<std::vector<bool>> done(n_);
     for (int r = 0; r < n_; ++r) done[r].assign(plan_.of(r).ops.size(), false);
     auto finish = [&](int r, uint32_t k) {
@@ -226,14 +265,7 @@ class Executor {
       for (uint32_t child : plan_.of(r).children(k))
         if (--waiting[r][child] == 0) ready.push_back({r, child});
     };
-    // Delivers the first message of `ch` to receive k of rank r. A channel's entry goes once it
-    // is empty: a plan's channels are mostly used once (each step its own tag), and kept they held
-    // every message's blocks to the end (at 1 M ops, most of the check's memory).
-    auto take = [&](Channel ch, int r, uint32_t k) {
-      auto it = messages.find(ch);
-      std::vector<Value> payload = std::move(it->second.front());
-      it->second.erase(it->second.begin());
-      if (it->second.empty()) messages.erase(it);
+    auto receive = [&](int r, uint32_t k, Blocks&& payload) {
       std::string problem = deliver(r, k, std::move(payload));
       if (problem.empty()) finish(r, k);
       return problem;
@@ -244,28 +276,45 @@ class Executor {
       ready.pop_front();
       const Op& op = plan_.of(r).ops[k];
       if (op.kind == OpKind::Send) {
-        std::vector<Value> payload;
+        Blocks payload;
         problem = read(r, k, Side::Source, payload);
         if (!problem.empty()) break;
         const int to = plan_.peer_of(r, op);
         const Channel ch = channel(r, to, op.tag);
-        messages[ch].push_back(std::move(payload));
         finish(r, k);
-        auto p = parked.find(ch);
-        if (p != parked.end()) {  // never empty: emptied entries go
-          const uint32_t receive = p->second.front();
+        if (auto p = parked.find(ch); p != parked.end()) {  // a receive waits: it takes them now
+          const uint32_t waiting_receive = p->second.front();
           p->second.erase(p->second.begin());
           if (p->second.empty()) parked.erase(p);
-          problem = take(ch, to, receive);
+          problem = receive(to, waiting_receive, std::move(payload));
+          continue;
         }
+        uint32_t entry = static_cast<uint32_t>(sent.size());
+        if (unused.empty()) {
+          sent.push_back({std::move(payload), kEnd});
+        } else {
+          entry = unused.back();
+          unused.pop_back();
+          sent[entry] = {std::move(payload), kEnd};
+        }
+        const auto [it, first] = messages.try_emplace(ch, Fifo{entry, entry});
+        if (!first) sent[std::exchange(it->second.tail, entry)].next = entry;
       } else if (op.kind == OpKind::Flow) {
         problem = flow(r, k, finish);
       } else if (op.kind == OpKind::Recv) {
         const Channel ch = channel(plan_.peer_of(r, op), r, op.tag);
-        if (messages.count(ch))  // never empty: emptied entries go
-          problem = take(ch, r, k);
-        else
+        auto it = messages.find(ch);
+        if (it == messages.end()) {
           parked[ch].push_back(k);
+          continue;
+        }
+        // The channel's first message; its entry goes once it is empty (channels are mostly
+        // used once, each step its own tag: kept, they would fill the map to the end).
+        const uint32_t entry = it->second.head;
+        it->second.head = sent[entry].next;
+        if (it->second.head == kEnd) messages.erase(it);
+        unused.push_back(entry);
+        problem = receive(r, k, std::move(sent[entry].blocks));
       } else {
         problem = local(r, k);
         if (problem.empty()) finish(r, k);
@@ -309,9 +358,10 @@ class Executor {
   const Layout layout_;
   const int n_;
   std::vector<Value> values_;
-  std::unordered_map<uint64_t, std::vector<Value>> relays_;
+  boost::unordered_flat_map<uint64_t, Blocks> relays_;
   std::vector<FlowState> flows_;
   std::vector<uint32_t> index_;
+  std::vector<size_t> slots_;
   uint64_t everyone_ = 0;
 };
 }  // namespace
