@@ -309,6 +309,25 @@ TEST(Symbolic, BrokenPlansAreNamed) {
   EXPECT_NE(check_plan(short_gather, Collective::AllGather).find("promises a part of rank"),
             std::string::npos)
       << check_plan(short_gather, Collective::AllGather);
+  // A rank that adds the full sum it receives to its own part counts itself twice.
+  Plan twice = p;
+  for (size_t k = twice.ranks[1].ops.size(); k-- > 0;)
+    if (twice.ranks[1].ops[k].kind == OpKind::Recv) {  // the last: all-gather's, the full sum
+      DataRef& d = twice.ranks[1].data[k];
+      d.reduce = true;
+      d.src = d.dst;
+      d.src_first = d.dst_first;
+      break;
+    }
+  EXPECT_NE(check_plan(twice, Collective::AllReduce).find("counts a rank twice in block"),
+            std::string::npos)
+      << check_plan(twice, Collective::AllReduce);
+  // A plan whose buffers are past what the proof can number is refused, not allocated.
+  Plan huge = p;
+  huge.chunks = 256;
+  huge.input_blocks = huge.output_blocks = huge.blocks_per_chunk = UINT32_MAX;
+  EXPECT_NE(check_plan(huge, Collective::AllReduce).find("too large to prove"), std::string::npos)
+      << check_plan(huge, Collective::AllReduce);
   // A receive whose send never comes: the plan deadlocks, and the executor says where.
   Plan orphan = p;
   for (Op& op : orphan.ranks[3].ops)

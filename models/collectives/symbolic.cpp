@@ -20,20 +20,40 @@ namespace wafersim::collectives {
 
 namespace {
 
-constexpr uint64_t kEmpty = UINT64_MAX;
-
 // The contributor of rank r, as a 64-bit hash.
 uint64_t contributor(int r) {
   return mix64(static_cast<uint64_t>(r));
 }
 
-// What one block holds: which block of the collective (kEmpty: nothing yet) and whose sum.
-struct Value {
-  uint64_t id = kEmpty;
-  uint32_t count = 0;
-  uint64_t hash = 0;
-  bool operator==(const Value& o) const { return id == o.id && count == o.count && hash == o.hash; }
+// What one block holds: which block of the collective (kEmpty: nothing yet) and whose sum (how many
+// ranks' parts, and the sum of their hashes). 16 bytes: the block and the count share a word, as a
+// collective's blocks are numbered below the proof's slots (at most 2^40: 16 TB of them) and its
+// ranks are fewer than 2^24 (Executor::run).
+class Value {
+ public:
+  static constexpr int kIdBits = 40;
+  static constexpr uint64_t kEmpty = (uint64_t{1} << kIdBits) - 1;
+  static constexpr uint64_t kMaxCount = (uint64_t{1} << (64 - kIdBits)) - 1;
+
+  Value() = default;
+  Value(uint64_t id, uint32_t count, uint64_t hash)
+      : key_(id | uint64_t{count} << kIdBits), hash_(hash) {}
+  uint64_t id() const { return key_ & kEmpty; }
+  uint32_t count() const { return static_cast<uint32_t>(key_ >> kIdBits); }
+  bool empty() const { return id() == kEmpty; }
+  // Adds `part`'s ranks (of the same block; counts stay at most the rank count, checked).
+  void add(const Value& part) {
+    key_ += part.key_ & ~kEmpty;
+    hash_ += part.hash_;
+  }
+  bool operator==(const Value& o) const { return key_ == o.key_ && hash_ == o.hash_; }
+
+ private:
+  uint64_t key_ = kEmpty;  // the id in the low kIdBits, the count above
+  uint64_t hash_ = 0;
 };
+static_assert(sizeof(Value) == 16);
+
 // The blocks one op moves: most ops move a few, so they stay off the heap (the check runs up to a
 // million ops before a run, and allocating for each took most of its time).
 using Blocks = boost::container::small_vector<Value, 4>;
@@ -48,7 +68,12 @@ class Executor {
   std::string run() {
     std::string problem = layout_.check_shape();
     if (!problem.empty()) return problem;
-    values_.resize(static_cast<size_t>(n_) * layout_.slots_per_rank());
+    const double slots = static_cast<double>(n_) * static_cast<double>(layout_.slots_per_rank());
+    if (slots >= static_cast<double>(Value::kEmpty) || static_cast<uint64_t>(n_) > Value::kMaxCount)
+      return "the plan is too large to prove (" + std::to_string(n_) + " ranks of " +
+             std::to_string(layout_.slots_per_rank()) +
+             " blocks each): set collectives.verify_max_ops below its op count to run it unproven";
+    values_.resize(static_cast<size_t>(slots));
     for (int r = 0; r < n_; ++r)
       for (uint32_t c = 0; c < plan_.chunks; ++c)
         for (uint32_t j = 0; j < plan_.input_blocks; ++j) {
@@ -99,7 +124,7 @@ class Executor {
     if (!problem.empty()) return problem;
     for (size_t t = 0; t < index_.size(); ++t) {
       const Value& v = values_[slots_[t]];
-      if (v.id == kEmpty)
+      if (v.empty())
         return where(r, k) + " reads " + Layout::block_name(d.buffer(side), d.chunk, index_[t]) +
                " before it holds it";
       values.push_back(v);
@@ -125,14 +150,13 @@ class Executor {
   std::string combine(int r, uint32_t k, Blocks& sum, const Blocks& part) {
     const DataRef& d = plan_.of(r).data[k];
     for (size_t t = 0; t < sum.size(); ++t) {
-      if (sum[t].id != part[t].id)
+      if (sum[t].id() != part[t].id())
         return where(r, k) + " combines block " + std::to_string(d.src_first + t) + " of its " +
                to_string(d.src) + " with other data";
-      sum[t].count += part[t].count;
-      sum[t].hash += part[t].hash;
-      if (sum[t].count > static_cast<uint32_t>(n_))
+      if (sum[t].count() + part[t].count() > static_cast<uint32_t>(n_))
         return where(r, k) + " counts a rank twice in block " + std::to_string(d.src_first + t) +
                " of its " + to_string(d.src);
+      sum[t].add(part[t]);
     }
     return "";
   }
@@ -342,9 +366,10 @@ class Executor {
           const Value& got = at(r, Buffer::Output, c, j);
           if (got == expected) continue;
           const std::string held =
-              got.id == kEmpty        ? "nothing"
-              : got.id != expected.id ? "other data"
-                                      : "the sum of " + std::to_string(got.count) + " ranks' parts";
+              got.empty() ? "nothing"
+              : got.id() != expected.id()
+                  ? "other data"
+                  : "the sum of " + std::to_string(got.count()) + " ranks' parts";
           const std::string promised = sum ? "the sum over all " + std::to_string(n_) + " ranks"
                                            : "a part of rank " + std::to_string(want.owner);
           return "rank " + std::to_string(r) + " ends with " + held + " in " +

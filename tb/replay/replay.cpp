@@ -4,6 +4,7 @@
 #include <queue>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 #include "hw/proto/probe.h"
 #include "models/common/error.h"
@@ -124,12 +125,13 @@ struct alignas(64) Replay::Command {
 };
 
 Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
-               const PlatformSpec& spec, hw::Platform& platform, DataOptions data)
+               const PlatformSpec& spec, hw::Platform& platform, PlanLibrary plans,
+               DataOptions data)
     : sc_module(name),
       workload_(workload),
       spec_(spec),
       platform_(platform),
-      plans_(spec, &platform.topology()),
+      plans_(std::move(plans)),
       data_options_(data) {
   const int n = platform.endpoint_count();
   if (static_cast<int>(workload.ranks.size()) != n)
@@ -175,7 +177,6 @@ Replay::Replay(sc_core::sc_module_name name, const chakra::Workload& workload,
         state->sequence[i] = seen[chakra::communicator_name(nodes[i].pg_name)]++;
     ranks_.push_back(std::move(state));
   }
-  plans_.prepare(workload);
   if (spec.collectives.scheduler == collectives::QueueScheduler::Runtime) {
     scheduler_ = std::make_unique<PhaseScheduler>(spec.collectives.queue_policy,
                                                   spec.collectives.collective_priority);

@@ -76,8 +76,10 @@ struct DataCheck {
 class Replay : public sc_core::sc_module, private tlm::tlm_bw_transport_if<> {
  public:
   SC_HAS_PROCESS(Replay);
+  // `plans`: the plans of `workload`'s collectives, prepared (and proven) before the platform was
+  // built, over its topology.
   Replay(sc_core::sc_module_name name, const chakra::Workload& workload, const PlatformSpec& spec,
-         hw::Platform& platform, DataOptions data = {});
+         hw::Platform& platform, PlanLibrary plans, DataOptions data = {});
   ~Replay() override;
 
   bool all_finished() const;

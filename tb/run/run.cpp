@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <systemc>
+#include <utility>
 
 #include "hw/fred/fred_switch.h"
 #include "hw/platform/platform.h"
@@ -145,8 +146,13 @@ int run_simulation(const RunOptions& o, std::ostream& out, std::ostream& err,
     chakra::Workload workload = chakra::load_workload(wo);
     check_time_limits(workload, spec);
 
+    // Every collective's plan is built, and proven up to collectives.verify_max_ops, before the
+    // platform: a wrong plan is reported sooner, and the proof's memory (24 bytes per block per
+    // rank) is given back before the platform's is taken, not added to it.
+    PlanLibrary plans(spec, &topology);
+    plans.prepare(workload);
     std::unique_ptr<hw::Platform> platform = build_platform(spec, topology);
-    Replay replay("replay", workload, spec, *platform, o.data);
+    Replay replay("replay", workload, spec, *platform, std::move(plans), o.data);
 
     // Output files are checked before simulating: a long run must not fail at its end.
     if (!o.waves.file.empty()) {
