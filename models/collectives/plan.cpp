@@ -160,7 +160,13 @@ void Symmetry::move_blocks(int p, uint32_t chunk, std::vector<uint32_t>& blocks)
   bool first = true;
   for (uint32_t& j : blocks) {
     const uint32_t block = j;
-    if (!first && block == last + 1) {
+    if (!first && block == last + 1 && count > 0 && value[0] + 1 < moves[0].n) {
+      // (Most steps turn the least significant digit alone, whose weight is 1.)
+      const Digit& d = moves[0];
+      const uint32_t turned = moved_digit(++value[0], d.c, d.n, d.by_xor, d.backwards);
+      moved += turned - part[0];
+      part[0] = turned;
+    } else if (!first && block == last + 1) {
       uint32_t weight = 1;
       for (size_t i = 0; i < count; ++i) {
         const Digit& d = moves[i];
