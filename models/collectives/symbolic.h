@@ -8,7 +8,7 @@
 // (broadcast), or the full reduction at the root (reduce).
 //
 // Contributor sets are fingerprints (a count and a sum of 64-bit hashes of the ranks), so memory is
-// 24 bytes per block per rank whatever the rank count; a wrong sum escapes only by a hash collision
+// 16 bytes per block per rank whatever the rank count; a wrong sum escapes only by a hash collision
 // (about 2^-64). The execution order is one valid order of the plan's dependencies and matching;
 // a plan whose result depended on the order (a race) is not detected.
 #include <string>
