@@ -1,7 +1,6 @@
 #include "hw/noc/fabric_node.h"
 
 #include <algorithm>
-#include <deque>
 #include <iterator>
 #include <stdexcept>
 
@@ -223,7 +222,7 @@ bool FabricNode::survives(int port, tlm::tlm_generic_payload& trans, TransferExt
 
 void FabricNode::resend(int port) {
   Output& out = outputs_[port];
-  std::deque<tlm::tlm_generic_payload*> again;
+  std::vector<tlm::tlm_generic_payload*> again;
   again.swap(out.retry.held);
   for (tlm::tlm_generic_payload* trans : again) {
     TransferExt& unit = *transfer(*trans);
