@@ -94,7 +94,7 @@ class Executor {
 
   // The blocks side `side` of op k of rank r names (index_) and where their values are (slots_),
   // asked for at once: an op's blocks are often a line apart each, and at a thousand ranks and
-  // more the values (24 bytes per block per rank) are far larger than the cache.
+  // more the values (16 bytes per block per rank) are far larger than the cache.
   std::string locate(int r, uint32_t k, Side side) {
     std::string problem = layout_.blocks(r, k, side, index_);
     if (!problem.empty()) return problem;
@@ -119,7 +119,7 @@ class Executor {
       if (it == relays_.end())
         return where(r, k) + " forwards the relay of op " + std::to_string(first) +
                ", which holds nothing";
-      values = it->second;
+      values.assign(it->second.begin(), it->second.end());
       return "";
     }
     std::string problem = locate(r, k, side);
@@ -138,7 +138,7 @@ class Executor {
   std::string write(int r, uint32_t k, Blocks&& values) {
     const DataRef& d = plan_.of(r).data[k];
     if (d.dst == Buffer::Relay) {
-      relays_[relay_key(r, k)] = std::move(values);
+      relays_[relay_key(r, k)].assign(values.begin(), values.end());
       return "";
     }
     std::string problem = locate(r, k, Side::Destination);
@@ -385,7 +385,9 @@ class Executor {
   const Layout layout_;
   const int n_;
   std::vector<Value> values_;
-  boost::unordered_flat_map<uint64_t, Blocks> relays_;
+  // What receives into the relay keep, for the op that forwards it: kept to the end, so in a vector
+  // of their size rather than with room for 32 inline.
+  boost::unordered_flat_map<uint64_t, std::vector<Value>> relays_;
   std::vector<FlowState> flows_;
   std::vector<uint32_t> index_;
   std::vector<size_t> slots_;
