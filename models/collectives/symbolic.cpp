@@ -60,6 +60,49 @@ static_assert(sizeof(Value) == 16);
 // with 4 inline).
 using Blocks = boost::container::small_vector<Value, 32>;
 
+// Messages sent before their receive runs, per channel in the order sent: a list through a pool of
+// entries, as a channel mostly carries one at a time. A channel's entry goes once it is empty: a
+// plan's channels are mostly used once (each step its own tag), and kept they would fill the map.
+class Mailbox {
+ public:
+  using Channel = uint64_t;
+  void post(Channel ch, Blocks&& blocks) {
+    uint32_t entry = static_cast<uint32_t>(sent_.size());
+    if (unused_.empty()) {
+      sent_.push_back({std::move(blocks), kEnd});
+    } else {
+      entry = unused_.back();
+      unused_.pop_back();
+      sent_[entry] = {std::move(blocks), kEnd};
+    }
+    const auto [it, first] = channels_.try_emplace(ch, Fifo{entry, entry});
+    if (!first) sent_[std::exchange(it->second.tail, entry)].next = entry;
+  }
+  // The blocks of the first message on `ch`, or null if none waits; valid until the next post.
+  Blocks* take(Channel ch) {
+    auto it = channels_.find(ch);
+    if (it == channels_.end()) return nullptr;
+    const uint32_t entry = it->second.head;
+    it->second.head = sent_[entry].next;
+    if (it->second.head == kEnd) channels_.erase(it);
+    unused_.push_back(entry);
+    return &sent_[entry].blocks;
+  }
+
+ private:
+  static constexpr uint32_t kEnd = UINT32_MAX;
+  struct Sent {
+    Blocks blocks;
+    uint32_t next;
+  };
+  struct Fifo {
+    uint32_t head, tail;
+  };
+  std::vector<Sent> sent_;
+  std::vector<uint32_t> unused_;  // entries of `sent_` free again
+  boost::unordered_flat_map<Channel, Fifo> channels_;
+};
+
 class Executor {
  public:
   Executor(const Plan& plan, Collective collective, int root)
@@ -166,7 +209,7 @@ class Executor {
   uint64_t relay_key(int r, uint32_t k) const { return (static_cast<uint64_t>(r) << 32) | k; }
 
   // Messages in flight, by (from, to, tag).
-  using Channel = uint64_t;
+  using Channel = Mailbox::Channel;
   Channel channel(int from, int to, uint32_t tag) const {
     return ((static_cast<uint64_t>(from) * static_cast<uint64_t>(n_) + static_cast<uint64_t>(to))
             << 32) |
@@ -268,20 +311,9 @@ class Executor {
       }
       left += rp.ops.size();
     }
-    // Messages sent before their receive runs, per channel in order: a list through a pool of
-    // them (a channel mostly carries one at a time). And the receives that ran before their
-    // message, which a send then hands its blocks to at once. A channel never has both.
-    struct Sent {
-      Blocks blocks;
-      uint32_t next;
-    };
-    constexpr uint32_t kEnd = UINT32_MAX;
-    std::vector<Sent> sent;
-    std::vector<uint32_t> unused;  // entries of `sent` free again
-    struct Fifo {
-      uint32_t head, tail;
-    };
-    boost::unordered_flat_map<Channel, Fifo> messages;
+    // Messages sent before their receive ran; and the receives that ran before their message,
+    // which a send then hands its blocks to at once. A channel never has both.
+    Mailbox messages;
     boost::unordered_flat_map<Channel, boost::container::small_vector<uint32_t, 2>> parked;
     std::vector<std::vector<bool>> done(n_);
     for (int r = 0; r < n_; ++r) done[r].assign(plan_.of(r).ops.size(), false);
@@ -315,32 +347,15 @@ class Executor {
           problem = receive(to, waiting_receive, std::move(payload));
           continue;
         }
-        uint32_t entry = static_cast<uint32_t>(sent.size());
-        if (unused.empty()) {
-          sent.push_back({std::move(payload), kEnd});
-        } else {
-          entry = unused.back();
-          unused.pop_back();
-          sent[entry] = {std::move(payload), kEnd};
-        }
-        const auto [it, first] = messages.try_emplace(ch, Fifo{entry, entry});
-        if (!first) sent[std::exchange(it->second.tail, entry)].next = entry;
+        messages.post(ch, std::move(payload));
       } else if (op.kind == OpKind::Flow) {
         problem = flow(r, k, finish);
       } else if (op.kind == OpKind::Recv) {
         const Channel ch = channel(plan_.peer_of(r, op), r, op.tag);
-        auto it = messages.find(ch);
-        if (it == messages.end()) {
+        if (Blocks* waiting_message = messages.take(ch))
+          problem = receive(r, k, std::move(*waiting_message));
+        else
           parked[ch].push_back(k);
-          continue;
-        }
-        // The channel's first message; its entry goes once it is empty (channels are mostly
-        // used once, each step its own tag: kept, they would fill the map to the end).
-        const uint32_t entry = it->second.head;
-        it->second.head = sent[entry].next;
-        if (it->second.head == kEnd) messages.erase(it);
-        unused.push_back(entry);
-        problem = receive(r, k, std::move(sent[entry].blocks));
       } else {
         problem = local(r, k);
         if (problem.empty()) finish(r, k);
