@@ -31,6 +31,7 @@ TEST(Topology, MeshRoutesDimensionOrder) {
       int manhattan = std::abs(a % 5 - b % 5) + std::abs(a / 5 - b / 5);
       auto path = t.path(a, b);
       ASSERT_EQ(static_cast<int>(path.size()), manhattan + 2) << a << "->" << b;
+      EXPECT_EQ(t.router_hops(a, b), manhattan) << a << "->" << b;  // the attach links left out
       // X first: once the path moves in Y it never moves in X again.
       bool in_y = false;
       for (size_t i = 1; i + 1 < path.size(); ++i) {

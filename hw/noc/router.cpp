@@ -219,7 +219,9 @@ void Router::allocation_round() {
   grant(now, true, lost, released, next);
   // Further iterations (iSLIP's): inputs no output granted bid again, with their other VCs, for
   // the outputs no input took.
+  bool iterated = false;
   for (int iteration = 1; iteration < params_.sw_alloc_iterations && lost; ++iteration) {
+    iterated = true;
     for (int o : requested_) taken_[o] = 1;
     requests_.clear();
     bool asked = false;
@@ -231,7 +233,7 @@ void Router::allocation_round() {
   }
   if (params_.sw_alloc_iterations > 1) {
     for (const Bidder& b : bidders_) in_[b.input].matched = false;
-    std::fill(taken_.begin(), taken_.end(), 0);
+    if (iterated) std::fill(taken_.begin(), taken_.end(), 0);  // most rounds grant every request
   }
 
   if (lost || (released && va_blocked)) later(next, now + cycle_);

@@ -608,32 +608,37 @@ int Topology::rule_port(int node, int dst_rank, int in_dim) const {
   return -1;
 }
 
-std::vector<int> Topology::path(int src_rank, int dst_rank) const {
-  std::vector<int> links;
-  int node = endpoint_node(src_rank), dst = endpoint_node(dst_rank), in_dim = 0;
+template <typename Visit>
+void Topology::walk_route(int src_rank, int dst_rank, Visit&& visit) const {
+  int node = endpoint_node(src_rank), in_dim = 0, hops = 0;
+  const int dst = endpoint_node(dst_rank);
   while (node != dst) {
-    int l = next_link(node, dst_rank, in_dim);
+    const int l = next_link(node, dst_rank, in_dim);
     if (l < 0)
       throw std::logic_error("no route from " + nodes_[node].name + " to " + nodes_[dst].name);
-    links.push_back(l);
+    visit(links_[l], l);
     node = links_[l].dst;
     in_dim = links_[l].dim;
-    if (links.size() > links_.size()) throw std::logic_error("routing loop");
+    if (++hops > static_cast<int>(links_.size())) throw std::logic_error("routing loop");
   }
+}
+
+std::vector<int> Topology::path(int src_rank, int dst_rank) const {
+  std::vector<int> links;
+  walk_route(src_rank, dst_rank, [&](const Link&, int l) { links.push_back(l); });
   return links;
+}
+
+int Topology::router_hops(int src_rank, int dst_rank) const {
+  int hops = 0;
+  walk_route(src_rank, dst_rank, [&](const Link& l, int) { hops += l.attach ? 0 : 1; });
+  return hops;
 }
 
 double Topology::path_bytes_per_cycle(int src_rank, int dst_rank) const {
   double narrowest = std::numeric_limits<double>::infinity();
-  int node = endpoint_node(src_rank), hops = 0, in_dim = 0;
-  const int dst = endpoint_node(dst_rank);
-  while (node != dst) {
-    const Link& l = links_[next_link(node, dst_rank, in_dim)];
-    narrowest = std::min(narrowest, l.bytes_per_cycle);
-    node = l.dst;
-    in_dim = l.dim;
-    if (++hops > static_cast<int>(links_.size())) throw std::logic_error("routing loop");
-  }
+  walk_route(src_rank, dst_rank,
+             [&](const Link& l, int) { narrowest = std::min(narrowest, l.bytes_per_cycle); });
   return narrowest;
 }
 

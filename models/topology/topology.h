@@ -205,6 +205,9 @@ class Topology {
   }
   // Links on the path from one endpoint to another, in order.
   std::vector<int> path(int src_rank, int dst_rank) const;
+  // Router-to-router links on that path (the links to and from endpoints not counted), walked
+  // without building it: a traffic run asks for each measured packet.
+  int router_hops(int src_rank, int dst_rank) const;
   // The narrowest link on that path, in bytes per cycle (what a message can stream at).
   double path_bytes_per_cycle(int src_rank, int dst_rank) const;
   // Whether in-network flows can run here: a tree of Fred switches.
@@ -245,6 +248,9 @@ class Topology {
   // The step round a ring of `npus` from coordinate `from` towards `to`: +1 (up) or -1, the
   // shorter way, ties going up.
   static int ring_step(int from, int to, int npus);
+  // Calls visit(link) for each link of the route from one endpoint to another, in order.
+  template <typename Visit>
+  void walk_route(int src_rank, int dst_rank, Visit&& visit) const;
   // next_port by the rules, worked out from the graph (the tables below are filled from it).
   int rule_port(int node, int dst_rank, int in_dim) const;
   // Fills coords_ and the routing tables of a network of dimensions.

@@ -18,17 +18,6 @@ int middle_npu(const topology::Topology& t) {
   return t.npu_count() / 2;
 }
 
-// Router-to-router links on every route, indexed src * npus + dst: computed once, not per packet.
-std::vector<uint16_t> router_hops(const topology::Topology& t) {
-  const int n = t.npu_count();
-  std::vector<uint16_t> hops(static_cast<size_t>(n) * n, 0);
-  for (int src = 0; src < n; ++src)
-    for (int dst = 0; dst < n; ++dst)
-      for (int l : t.path(src, dst))
-        if (!t.links()[l].attach) ++hops[static_cast<size_t>(src) * n + dst];
-  return hops;
-}
-
 }  // namespace
 
 TrafficDriver::TrafficDriver(sc_core::sc_module_name name, const TrafficSpec& spec,
@@ -41,7 +30,6 @@ TrafficDriver::TrafficDriver(sc_core::sc_module_name name, const TrafficSpec& sp
               spec.hotspot_fraction),
       cycle_(1.0 / platform.fabric().clock_ghz, sc_core::SC_NS),
       payload_bytes_(platform.fabric().packet_bytes),
-      hops_(router_hops(topology)),
       rng_(spec.seed),
       gap_(std::clamp(spec.rate / std::max(1, spec.packet_flits), 1e-12, 1.0)) {
   if (!(spec.rate > 0) || spec.rate > spec.packet_flits)
@@ -110,7 +98,7 @@ void TrafficDriver::generate() {
     if (m->cookie) {
       ++measured_;
       created_in_window_flits_ += spec_.packet_flits;
-      hops_sum_ += hops_[static_cast<size_t>(src) * platform_.npu_count() + m->dst];
+      hops_sum_ += static_cast<uint64_t>(topology_.router_hops(src, m->dst));
     }
     ++in_flight_;
     platform_.npu(src).nic().send(m);

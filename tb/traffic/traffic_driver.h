@@ -78,8 +78,7 @@ class TrafficDriver : public sc_core::sc_module {
   hw::Platform& platform_;
   DestinationPicker picker_;
   const sc_core::sc_time cycle_;
-  const uint64_t payload_bytes_;      // one packet: the fabric's packet_bytes, set by the caller
-  const std::vector<uint16_t> hops_;  // router-to-router links per (source, destination)
+  const uint64_t payload_bytes_;  // one packet: the fabric's packet_bytes, set by the caller
   std::mt19937_64 rng_;
   std::geometric_distribution<uint64_t> gap_;  // idle cycles before a node's next packet
   std::priority_queue<NextPacket, std::vector<NextPacket>, std::greater<NextPacket>> next_;
