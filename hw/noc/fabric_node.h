@@ -314,6 +314,12 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   // Frees the buffer slots `trans` held on input `port`: the credit reaches the sender after
   // `after` plus the credit delay.
   void release(int in_port, tlm::tlm_generic_payload& trans, const sc_core::sc_time& after);
+  // Asks for the line a release from input `in_port` files its credit in: the sender's, which has
+  // usually left this core's caches since the unit came.
+  void prefetch_release(int in_port) const {
+    if (const Output* sender = inputs_[in_port].previous_output)
+      __builtin_prefetch(&sender->returning, 1);
+  }
 
   // Next cycle boundary at or after t (exact: the kernel's integer time, on every wake).
   sc_core::sc_time align(const sc_core::sc_time& t) const {

@@ -211,6 +211,7 @@ void Router::allocation_round() {
       later(next, in.busy_until - cycle_);
       continue;
     }
+    prefetch_release(i);
     if (request(i, bidding, now, next) && params_.sw_alloc_iterations > 1)
       bidders_.push_back({i, bidding});
   }

@@ -30,6 +30,10 @@ TrafficDriver::TrafficDriver(sc_core::sc_module_name name, const TrafficSpec& sp
               spec.hotspot_fraction),
       cycle_(1.0 / platform.fabric().clock_ghz, sc_core::SC_NS),
       payload_bytes_(platform.fabric().packet_bytes),
+      hops_(topology.npu_count() <= kHopTableMaxNpus
+                ? static_cast<size_t>(topology.npu_count()) * topology.npu_count()
+                : 0,
+            kUnknownHops),
       rng_(spec.seed),
       gap_(std::clamp(spec.rate / std::max(1, spec.packet_flits), 1e-12, 1.0)) {
   if (!(spec.rate > 0) || spec.rate > spec.packet_flits)
@@ -98,7 +102,7 @@ void TrafficDriver::generate() {
     if (m->cookie) {
       ++measured_;
       created_in_window_flits_ += spec_.packet_flits;
-      hops_sum_ += static_cast<uint64_t>(topology_.router_hops(src, m->dst));
+      hops_sum_ += hops(src, m->dst);
     }
     ++in_flight_;
     platform_.npu(src).nic().send(m);
@@ -130,6 +134,13 @@ void TrafficDriver::stop_if_done() {
   if (measured_done_ < measured_) saturated_ = true;  // the drain limit ran out
   stopped_at_ = now;
   sc_core::sc_stop();
+}
+
+uint16_t TrafficDriver::hops(int src, int dst) {
+  if (hops_.empty()) return static_cast<uint16_t>(topology_.router_hops(src, dst));
+  uint16_t& h = hops_[static_cast<size_t>(src) * platform_.npu_count() + dst];
+  if (h == kUnknownHops) h = static_cast<uint16_t>(topology_.router_hops(src, dst));
+  return h;
 }
 
 TrafficResult TrafficDriver::result() const {
