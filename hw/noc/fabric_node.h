@@ -149,6 +149,8 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
     // Per VC, slots free downstream (returned credits counted in). (Inline up to 16 VCs they took
     // no time off flit runs and made the 1,024-NPU message runs 8% slower: docs/performance.md.)
     std::vector<int> credits;
+    const char* arrival_lines = nullptr;  // the next block's line for this link's VC 0, if it files
+                                          // units per input VC (prefetch_arrival)
     uint64_t free_vcs = 0;      // bit v set: no packet holds VC v (routers allocate from it)
     uint64_t draining_vcs = 0;  // bit v set: its packet's tail has left, its credit not yet back
     int rr = 0;                 // switch allocation: the input this output serves first
@@ -321,6 +323,16 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
       __builtin_prefetch(&sender->returning, 1);
   }
 
+  // Asks for the line the next block files a unit sent on `out` in output VC `vc` in, where it
+  // keeps one line per input VC (file_arrivals_in): its arrival, within this block's grant, reads
+  // and writes it, and it has usually left this core's caches since that VC's last unit.
+  static void prefetch_arrival(const Output& out, int vc) {
+    if (out.arrival_lines) __builtin_prefetch(out.arrival_lines + static_cast<size_t>(vc) * 64, 1);
+  }
+  // For a block that keeps one cache line per input VC, input-major (all of input 0's VCs, then
+  // input 1's, ...) from `lines`: its senders ask for a line ahead of the unit they send into it.
+  void file_arrivals_in(const void* lines) { arrival_lines_ = static_cast<const char*>(lines); }
+
   // Next cycle boundary at or after t (exact: the kernel's integer time, on every wake).
   sc_core::sc_time align(const sc_core::sc_time& t) const {
     const sc_core::sc_time r = sc_core::sc_time(t) %= cycle_;
@@ -353,6 +365,7 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
  private:
   PayloadPool& pool_;
   WakeCalendar& calendar_;
+  const char* arrival_lines_ = nullptr;  // file_arrivals_in
 
  protected:
   const Delays delays_;

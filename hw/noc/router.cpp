@@ -48,6 +48,8 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
   for (int v = 0; v < params_.vcs; ++v) class_vcs_[v % params_.vc_classes] |= uint64_t{1} << v;
   in_.resize(inputs_.size());
   vcs_.resize(inputs_.size() * params_.vcs);
+  static_assert(sizeof(InputVc) == 64, "one cache line per input VC (file_arrivals_in)");
+  file_arrivals_in(vcs_.data());
   if (!decoupled()) {
     depth_ = params_.buffer_flits - 1;
     slab_.reset(new Buffered[vcs_.size() * depth_]);
@@ -257,6 +259,7 @@ bool Router::request(int i, uint64_t bids, const sc_time& now, sc_time& next) {
       return true;
     }
     requests_.push_back({ivc.out_port, i, v});
+    prefetch_arrival(out, ivc.out_vc);  // most requests are granted at the end of the round
     asked = true;
     return false;  // one request per input
   });
