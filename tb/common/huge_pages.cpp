@@ -1,7 +1,10 @@
 #include "tb/common/huge_pages.h"
 
+#include <malloc.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -9,6 +12,11 @@ namespace wafersim::tb {
 
 namespace {
 char** arguments = nullptr;
+
+bool huge_pages_refused() {
+  const char* wanted = std::getenv("WAFERSIM_HUGE_PAGES");
+  return wanted && std::string(wanted) == "0";
+}
 }  // namespace
 
 void keep_arguments(char* argv[]) {
@@ -16,8 +24,7 @@ void keep_arguments(char* argv[]) {
 }
 
 void restart_with_huge_pages(char* argv[]) {
-  const char* wanted = std::getenv("WAFERSIM_HUGE_PAGES");
-  if (!argv || (wanted && std::string(wanted) == "0")) return;
+  if (!argv || huge_pages_refused()) return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   std::string value = tunables ? tunables : "";
   if (value.find("glibc.malloc.hugetlb") != std::string::npos) return;  // set, or already restarted
@@ -32,7 +39,26 @@ void restart_with_huge_pages(char* argv[]) {
 }
 
 void restart_with_huge_pages_for(size_t nodes) {
-  if (nodes >= kHugePagesFromNodes) restart_with_huge_pages(arguments);
+  if (nodes >= kHugePagesFromNodes)
+    restart_with_huge_pages(arguments);
+  else
+    back_small_heap_with_huge_pages();
+}
+
+void back_small_heap_with_huge_pages() {
+  if (huge_pages_refused()) return;
+  // Blocks up to the largest threshold glibc takes come from the heap (not a mapping each), and
+  // its free top stays: the block below is carved into the rest of the run's allocations.
+  constexpr size_t kMaxMmapThreshold = size_t{32} << 20;  // glibc's limit on 64-bit systems
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMaxMmapThreshold));
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(4 * kSmallHeapBytes));
+  void* block = std::malloc(kSmallHeapBytes);
+  if (!block) return;
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  const auto begin = (reinterpret_cast<uintptr_t>(block) + kHugePage - 1) & ~(kHugePage - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(block) + kSmallHeapBytes) & ~(kHugePage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  std::free(block);
 }
 
 }  // namespace wafersim::tb

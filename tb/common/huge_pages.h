@@ -24,8 +24,20 @@ constexpr size_t kHugePagesFromNodes = 256;
 void restart_with_huge_pages(char* argv[]);
 // Keeps the program's arguments for restart_with_huge_pages_for (main, first thing).
 void keep_arguments(char* argv[]);
-// Restarts with huge pages (as above) if a platform of `nodes` topology nodes wants them; call
-// before anything is printed or written.
+// Restarts with huge pages (as above) if a platform of `nodes` topology nodes wants them, else
+// backs its heap's next kSmallHeapBytes with them without a restart (below); call before
+// anything is printed or written.
 void restart_with_huge_pages_for(size_t nodes);
+
+// A small platform's heap is a few MB, and each of its pages used to fault in on its own: on the
+// virtual machines measured here a 4 KiB page costs about 15 us of kernel time, so an 8x8 mesh's
+// 850 heap faults took 7-9 ms of a 40 ms start (docs/performance.md). This grows the heap by
+// kSmallHeapBytes of address space and advises huge pages for it (MADV_HUGEPAGE: with the
+// kernel's transparent_hugepage setting `madvise` or `always`), so what the run touches there
+// comes 2 MiB at a time; untouched pages are not taken (peak RSS unchanged). It keeps malloc
+// from mapping blocks below 32 MiB on their own and from giving the heap's top back. Nothing with
+// WAFERSIM_HUGE_PAGES=0.
+constexpr size_t kSmallHeapBytes = size_t{24} << 20;
+void back_small_heap_with_huge_pages();
 
 }  // namespace wafersim::tb
