@@ -98,7 +98,8 @@ void FabricNode::end_of_elaboration() {
       out.next = &port->node();
       out.next_port = port->index();
       if (const char* lines = out.next->arrival_lines_)
-        out.arrival_lines = lines + static_cast<size_t>(out.next_port) * params_.vcs * 64;
+        out.arrival_lines =
+            lines + static_cast<size_t>(out.next_port) * params_.vcs * kArrivalLineBytes;
       // Passing through the next router from here uses this block's timing and no go-back-N.
       const FabricNode& next = *out.next;
       if (decoupled_ && next.passes_by_route() && next.decoupled_ && !go_back_n_ &&

@@ -327,10 +327,12 @@ class FabricNode : public sc_core::sc_module, protected WakeCalendar::Sleeper {
   // keeps one line per input VC (file_arrivals_in): its arrival, within this block's grant, reads
   // and writes it, and it has usually left this core's caches since that VC's last unit.
   static void prefetch_arrival(const Output& out, int vc) {
-    if (out.arrival_lines) __builtin_prefetch(out.arrival_lines + static_cast<size_t>(vc) * 64, 1);
+    if (out.arrival_lines)
+      __builtin_prefetch(out.arrival_lines + static_cast<size_t>(vc) * kArrivalLineBytes, 1);
   }
   // For a block that keeps one cache line per input VC, input-major (all of input 0's VCs, then
   // input 1's, ...) from `lines`: its senders ask for a line ahead of the unit they send into it.
+  static constexpr size_t kArrivalLineBytes = 64;
   void file_arrivals_in(const void* lines) { arrival_lines_ = static_cast<const char*>(lines); }
 
   // Next cycle boundary at or after t (exact: the kernel's integer time, on every wake).

@@ -48,7 +48,7 @@ Router::Router(sc_core::sc_module_name name, const FabricParams& params, FabricS
   for (int v = 0; v < params_.vcs; ++v) class_vcs_[v % params_.vc_classes] |= uint64_t{1} << v;
   in_.resize(inputs_.size());
   vcs_.resize(inputs_.size() * params_.vcs);
-  static_assert(sizeof(InputVc) == 64, "one cache line per input VC (file_arrivals_in)");
+  static_assert(sizeof(InputVc) == kArrivalLineBytes, "one line per input VC (file_arrivals_in)");
   file_arrivals_in(vcs_.data());
   if (!decoupled()) {
     depth_ = params_.buffer_flits - 1;

@@ -54,7 +54,7 @@ void back_small_heap_with_huge_pages() {
   mallopt(M_TRIM_THRESHOLD, static_cast<int>(4 * kSmallHeapBytes));
   void* block = std::malloc(kSmallHeapBytes);
   if (!block) return;
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;  // x86-64's transparent huge page
   const auto begin = (reinterpret_cast<uintptr_t>(block) + kHugePage - 1) & ~(kHugePage - 1);
   const auto end = (reinterpret_cast<uintptr_t>(block) + kSmallHeapBytes) & ~(kHugePage - 1);
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);

@@ -80,8 +80,9 @@ class TrafficDriver : public sc_core::sc_module {
   const sc_core::sc_time cycle_;
   const uint64_t payload_bytes_;  // one packet: the fabric's packet_bytes, set by the caller
   // Router-to-router links per (source, destination), walked the first time a measured packet
-  // takes the route (a table of every route up front took 230 ms at 32 x 32; a walk for every
-  // packet, 3% of a 16 x 16 run); up to 4,096 NPUs (32 MB), beyond which every packet walks.
+  // takes the route (a table of every route's path up front took 3,100 M instructions at
+  // 32 x 32; a walk for every packet, 3% of a 16 x 16 run); up to 4,096 NPUs (32 MB), beyond
+  // which every packet walks.
   static constexpr uint16_t kUnknownHops = 0xffff;
   static constexpr int kHopTableMaxNpus = 4096;
   std::vector<uint16_t> hops_;
