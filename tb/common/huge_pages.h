@@ -31,12 +31,13 @@ void restart_with_huge_pages_for(size_t nodes);
 
 // A small platform's heap is a few MB, and each of its pages used to fault in on its own: on the
 // virtual machines measured here a 4 KiB page costs about 15 us of kernel time, so an 8x8 mesh's
-// 850 heap faults took 7-9 ms of a 40 ms start (docs/performance.md). This grows the heap by
-// kSmallHeapBytes of address space and advises huge pages for it (MADV_HUGEPAGE: with the
-// kernel's transparent_hugepage setting `madvise` or `always`), so what the run touches there
-// comes 2 MiB at a time; untouched pages are not taken (peak RSS grows by what the last huge
-// page holds unused: 1.5 MB at 8x8). It keeps malloc from mapping blocks below 32 MiB on their
-// own and from giving the heap's top back. Nothing with WAFERSIM_HUGE_PAGES=0.
+// 850 heap faults were a large part of its 35-40 ms start (4.5-9 ms less with this,
+// docs/performance.md). This grows the heap by kSmallHeapBytes of address space and advises huge
+// pages for it (MADV_HUGEPAGE: with the kernel's transparent_hugepage setting `madvise` or
+// `always`), so what the run touches there comes 2 MiB at a time; untouched pages are not taken
+// (peak RSS grows by what the last huge page holds unused: 1.5 MB at 8x8). It keeps malloc from
+// mapping blocks below 32 MiB on their own and from giving the heap's top back. Nothing with
+// WAFERSIM_HUGE_PAGES=0.
 constexpr size_t kSmallHeapBytes = size_t{24} << 20;
 void back_small_heap_with_huge_pages();
 
