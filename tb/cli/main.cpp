@@ -32,15 +32,26 @@ using namespace wafersim;
 namespace {
 // The longest synthetic traffic run: about a minute of CPU at 8x8 (docs/usage.md).
 constexpr long long kMaxTrafficCycles = 100000000;
+
+// Runs before any shared library's static initialisers, SystemC's 3 MiB string heap among them
+// (tb/common/huge_pages.h). The environment is set up by then; nothing else of ours is.
+void back_heap_before_libraries(int, char**, char**) {
+  tb::back_small_heap_with_huge_pages();
+}
+using PreinitFunction = void (*)(int, char**, char**);
+__attribute__((section(".preinit_array"), used)) const PreinitFunction kBackHeapBeforeLibraries =
+    back_heap_before_libraries;
 }  // namespace
 
 // Our own main, so the SystemC banner can be switched off before the kernel starts.
 int main(int argc, char* argv[]) {
   // `run` and `traffic` restart with huge pages only for a large platform, once they know its size
-  // (tb/common/huge_pages.h); the other subcommands at once.
+  // (tb/common/huge_pages.h); the other subcommands at once, but not for --help or --version.
   tb::keep_arguments(argv);
   const std::string subcommand = argc > 1 ? argv[1] : "";
-  if (subcommand != "run" && subcommand != "traffic") tb::restart_with_huge_pages(argv);
+  const bool sizes_platform_first = subcommand == "run" || subcommand == "traffic";
+  if (!sizes_platform_first && !subcommand.empty() && subcommand[0] != '-')
+    tb::restart_with_huge_pages(argv);
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   // Output piped into `head` that closes early: the run goes on and writes its files; the summary
   // line simply goes nowhere (rather than the process dying of SIGPIPE).

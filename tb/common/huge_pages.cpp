@@ -17,6 +17,12 @@ bool huge_pages_refused() {
   const char* wanted = std::getenv("WAFERSIM_HUGE_PAGES");
   return wanted && std::string(wanted) == "0";
 }
+
+// glibc backs the whole heap with huge pages already (restarted, or the user's own setting).
+bool restarted_with_huge_pages() {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return tunables && std::string(tunables).find("glibc.malloc.hugetlb") != std::string::npos;
+}
 }  // namespace
 
 void keep_arguments(char* argv[]) {
@@ -25,9 +31,9 @@ void keep_arguments(char* argv[]) {
 
 void restart_with_huge_pages(char* argv[]) {
   if (!argv || huge_pages_refused()) return;
+  if (restarted_with_huge_pages()) return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   std::string value = tunables ? tunables : "";
-  if (value.find("glibc.malloc.hugetlb") != std::string::npos) return;  // set, or already restarted
   value += (value.empty() ? "" : ":") + std::string("glibc.malloc.hugetlb=1");
   setenv("GLIBC_TUNABLES", value.c_str(), 1);
   // The binary's own path rather than /proc/self/exe, so the process keeps its name (ps, top).
@@ -39,14 +45,11 @@ void restart_with_huge_pages(char* argv[]) {
 }
 
 void restart_with_huge_pages_for(size_t nodes) {
-  if (nodes >= kHugePagesFromNodes)
-    restart_with_huge_pages(arguments);
-  else
-    back_small_heap_with_huge_pages();
+  if (nodes >= kHugePagesFromNodes) restart_with_huge_pages(arguments);
 }
 
 void back_small_heap_with_huge_pages() {
-  if (huge_pages_refused()) return;
+  if (huge_pages_refused() || restarted_with_huge_pages()) return;
   // Blocks up to the largest threshold glibc takes come from the heap (not a mapping each), and
   // its free top stays: the block below is carved into the rest of the run's allocations.
   constexpr size_t kMaxMmapThreshold = size_t{32} << 20;  // glibc's limit on 64-bit systems

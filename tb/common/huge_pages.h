@@ -19,25 +19,27 @@ constexpr size_t kHugePagesFromNodes = 256;
 // If GLIBC_TUNABLES does not name glibc.malloc.hugetlb yet (and WAFERSIM_HUGE_PAGES is not 0),
 // adds it and starts this program again with the arguments it started with (the same process:
 // exec keeps the pid, the open files and the signal mask). Returns only if it did not restart.
-// `main` calls it at once, with its arguments (which it keeps for the other form), unless the
-// subcommand sizes its platform first.
+// `main` calls it at once, with its arguments (which it keeps for the other form), for the
+// subcommands that do not size a platform first (not for --help or --version).
 void restart_with_huge_pages(char* argv[]);
 // Keeps the program's arguments for restart_with_huge_pages_for (main, first thing).
 void keep_arguments(char* argv[]);
-// Restarts with huge pages (as above) if a platform of `nodes` topology nodes wants them, else
-// backs its heap's next kSmallHeapBytes with them without a restart (below); call before
-// anything is printed or written.
+// Restarts with huge pages (as above) if a platform of `nodes` topology nodes wants them; call
+// before anything is printed or written.
 void restart_with_huge_pages_for(size_t nodes);
 
 // A small platform's heap is a few MB, and each of its pages used to fault in on its own: on the
-// virtual machines measured here a 4 KiB page costs about 15 us of kernel time, so an 8x8 mesh's
-// 850 heap faults were a large part of its 35-40 ms start (4.5-9 ms less with this,
-// docs/performance.md). This grows the heap by kSmallHeapBytes of address space and advises huge
-// pages for it (MADV_HUGEPAGE: with the kernel's transparent_hugepage setting `madvise` or
-// `always`), so what the run touches there comes 2 MiB at a time; untouched pages are not taken
-// (peak RSS grows by what the last huge page holds unused: 1.5 MB at 8x8). It keeps malloc from
-// mapping blocks below 32 MiB on their own and from giving the heap's top back. Nothing with
-// WAFERSIM_HUGE_PAGES=0.
+// virtual machines measured here a 4 KiB page costs about 15 us of kernel time. The first 3 MiB
+// are not even ours: SystemC's static initialisers allocate and clear a 3 MiB string heap
+// (sc_core::sc_temp_heap), 768 page faults and about 12 ms of a 17 ms `wafersim --version`. This
+// grows the heap by kSmallHeapBytes of address space and advises huge pages for it (MADV_HUGEPAGE:
+// with the kernel's transparent_hugepage setting `madvise` or `always`), so what the process
+// touches there comes 2 MiB at a time; untouched pages are not taken (peak RSS grows by what the
+// last huge page holds unused). It keeps malloc from mapping blocks below 32 MiB on their own and
+// from giving the heap's top back. `main` has it run before any library's static initialisers
+// (.preinit_array), so SystemC's heap lands there too. Nothing with WAFERSIM_HUGE_PAGES=0, nor in
+// a process glibc already backs with huge pages (GLIBC_TUNABLES names glibc.malloc.hugetlb).
+// docs/performance.md has the measurements.
 constexpr size_t kSmallHeapBytes = size_t{24} << 20;
 void back_small_heap_with_huge_pages();
 
