@@ -34,9 +34,9 @@ namespace {
 constexpr long long kMaxTrafficCycles = 100000000;
 
 // Runs before any shared library's static initialisers, SystemC's 3 MiB string heap among them
-// (tb/common/huge_pages.h). The environment is set up by then; nothing else of ours is.
-void back_heap_before_libraries(int, char**, char**) {
-  tb::back_small_heap_with_huge_pages();
+// (tb/common/huge_pages.h). Nothing of ours is initialised yet, nor the C library's `environ`.
+void back_heap_before_libraries(int, char**, char** env) {
+  tb::back_small_heap_with_huge_pages(env);
 }
 using PreinitFunction = void (*)(int, char**, char**);
 __attribute__((section(".preinit_array"), used)) const PreinitFunction kBackHeapBeforeLibraries =

@@ -37,10 +37,13 @@ void restart_with_huge_pages_for(size_t nodes);
 // touches there comes 2 MiB at a time; untouched pages are not taken (peak RSS grows by what the
 // last huge page holds unused). It keeps malloc from mapping blocks below 32 MiB on their own and
 // from giving the heap's top back. `main` has it run before any library's static initialisers
-// (.preinit_array), so SystemC's heap lands there too. Nothing with WAFERSIM_HUGE_PAGES=0, nor in
-// a process glibc already backs with huge pages (GLIBC_TUNABLES names glibc.malloc.hugetlb).
+// (.preinit_array), so SystemC's heap lands there too; `env` is the environment (`main`'s third
+// argument: `environ` is not set that early). Nothing with WAFERSIM_HUGE_PAGES=0, nor in a process
+// glibc already backs with huge pages (GLIBC_TUNABLES names glibc.malloc.hugetlb).
 // docs/performance.md has the measurements.
 constexpr size_t kSmallHeapBytes = size_t{24} << 20;
-void back_small_heap_with_huge_pages();
+void back_small_heap_with_huge_pages(char* const* env);
+// Whether it does so in environment `env` (a null-terminated array of NAME=value).
+bool backs_small_heap(char* const* env);
 
 }  // namespace wafersim::tb
