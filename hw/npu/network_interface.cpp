@@ -64,7 +64,9 @@ void NetworkInterface::on_wake() {
 }
 
 void NetworkInterface::sent(Message* message, const sc_time& at) {
-  if (on_sent) callbacks_.at(at, [this, message]() { on_sent(message); });
+  if (on_sent)
+    callbacks_.at(
+        at, [this, message]() { on_sent(message); }, &on_sent, message);
 }
 
 void NetworkInterface::send_whole(int port, Message* message) {
@@ -330,9 +332,12 @@ void NetworkInterface::receive(const TransferExt& unit) {
   m->received_bytes += unit.bytes;
   if (unit.tail_at > m->delivered) m->delivered = unit.tail_at;
   if (unit.tail && m->received_bytes == m->bytes) {
-    callbacks_.at(m->delivered, [this, m]() {
-      if (on_delivered) on_delivered(m);
-    });
+    callbacks_.at(
+        m->delivered,
+        [this, m]() {
+          if (on_delivered) on_delivered(m);
+        },
+        &on_delivered, m);
   }
 }
 
