@@ -37,7 +37,7 @@ void restart_with_huge_pages_for(size_t nodes);
 // touches there comes 2 MiB at a time; untouched pages are not taken (peak RSS grows by what the
 // last huge page holds unused). It keeps malloc from mapping blocks below 32 MiB on their own and
 // from giving the heap's top back. `main` has it run before any library's static initialisers
-// (.preinit_array), so SystemC's heap lands there too; `env` is the environment (`main`'s third
+// (.preinit_array), so SystemC's heap lands there too; `env` is the environment (the hook's third
 // argument: `environ` is not set that early). Nothing with WAFERSIM_HUGE_PAGES=0, nor in a process
 // glibc already backs with huge pages (GLIBC_TUNABLES names glibc.malloc.hugetlb).
 // docs/performance.md has the measurements.
