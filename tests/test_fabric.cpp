@@ -31,12 +31,12 @@ TEST(Fabric, LinkSocketsTakeOnlyLinkSockets) {
   using Out = hw::FabricNode::InitiatorSocket;
   using In = hw::FabricNode::TargetSocket;
   static_assert(Bindable<Out, In>::value, "link to link");
-  static_assert(Bindable<tlm_utils::simple_initiator_socket<hw::Npu>,
+  static_assert(Bindable<tlm::tlm_initiator_socket<32>,
                          decltype(std::declval<hw::Npu&>().cmd)>::value,
                 "base protocol to base protocol (the trait sees a bind that compiles)");
   static_assert(!Bindable<Out, decltype(std::declval<hw::Npu&>().cmd)>::value,
                 "a link into a base-protocol target");
-  static_assert(!Bindable<tlm_utils::simple_initiator_socket<hw::Npu>, In>::value,
+  static_assert(!Bindable<tlm::tlm_initiator_socket<32>, In>::value,
                 "a base-protocol initiator into a link");
   EXPECT_EQ(hw::kUnit, tlm::BEGIN_REQ);
   EXPECT_EQ(hw::kCredit, tlm::END_REQ);

@@ -34,7 +34,7 @@ Npu::Npu(sc_core::sc_module_name name, int rank, const NpuParams& params,
     if (m->flow) flows_.sent(*m->flow, m);  // freed with its flow
   };
   cmd.bind(*this);
-  sparse.register_nb_transport_bw(this, &Npu::sparse_done);
+  sparse.bind(static_cast<tlm::tlm_bw_transport_if<>&>(*this));
 }
 
 // Messages left in the mailbox belong to the platform's MessagePool, which frees them.
@@ -130,8 +130,8 @@ void Npu::start(tlm::tlm_generic_payload& trans) {
   }
 }
 
-tlm::tlm_sync_enum Npu::sparse_done(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
-                                    sc_time&) {
+tlm::tlm_sync_enum Npu::nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                        sc_time&) {
   if (phase == tlm::BEGIN_RESP) complete(trans, trans.get_response_status());
   return tlm::TLM_COMPLETED;
 }

@@ -3,11 +3,10 @@
 // HBM port for memory nodes, a reduction engine for collectives, and the network interface. The
 // driver (tb/replay) issues commands on the `cmd` socket like a host driver would; each completes
 // with BEGIN_RESP on the backward path.
-#include <tlm_utils/simple_initiator_socket.h>
-
 #include <functional>
 #include <memory>
 #include <systemc>
+#include <tlm>
 
 #include "hw/npu/match_queues.h"
 #include "hw/npu/network_interface.h"
@@ -115,7 +114,9 @@ struct NpuStats {
   uint64_t sparse_jobs = 0;
 };
 
-class Npu : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
+class Npu : public sc_core::sc_module,
+            private tlm::tlm_fw_transport_if<>,
+            private tlm::tlm_bw_transport_if<> {
   // What a command's or a message's visit reads, first among the NPU's members and together (as
   // FabricNode's): at message fidelity every message visits two NPUs, each cold. Sending reads the
   // first cache line (to the sent counters), receiving the first two (to `on_arrival`'s test).
@@ -146,8 +147,10 @@ class Npu : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
   // on each of a command's two calls, cold at every message of a 1,024-NPU run (8% of its time
   // went to those layers; docs/performance.md).
   tlm::tlm_target_socket<32> cmd;
-  // To the NPU-side blocks: the sparse unit (unbound on an I/O controller, which has none).
-  tlm_utils::simple_initiator_socket_optional<Npu> sparse;
+  // To the NPU-side blocks: the sparse unit (unbound on an I/O controller, which has none). Plain
+  // as `cmd`, its backward interface the NPU's own.
+  tlm::tlm_initiator_socket<32, tlm::tlm_base_protocol_types, 1, sc_core::SC_ZERO_OR_MORE_BOUND>
+      sparse;
 
   // `callbacks`: the platform's timed completions, shared by all NPUs (one SystemC event per
   // simulated instant however many NPUs finish something then).
@@ -198,8 +201,10 @@ class Npu : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
   // with an error) when the flow already runs with other bytes.
   bool join_flow(tlm::tlm_generic_payload& trans);
   void delivered(Message* m);
-  tlm::tlm_sync_enum sparse_done(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
-                                 sc_core::sc_time& delay);
+  // The sparse socket's backward interface: a job done (BEGIN_RESP).
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) override;
+  void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
   sc_core::sc_time cycles_for(double ns) const;
 
   const NpuParams params_;

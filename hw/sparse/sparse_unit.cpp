@@ -19,12 +19,11 @@ SparseUnit::SparseUnit(sc_core::sc_module_name name, int rank, const sparse::Uni
       params_(params),
       cycle_(1.0 / params.clock_ghz, sc_core::SC_NS),
       callbacks_(callbacks) {
-  port.register_nb_transport_fw(this, &SparseUnit::request);
-  port.register_b_transport(this, &SparseUnit::refuse_blocking);
+  port.bind(*this);
 }
 
-tlm::tlm_sync_enum SparseUnit::request(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
-                                       sc_time&) {
+tlm::tlm_sync_enum SparseUnit::nb_transport_fw(tlm::tlm_generic_payload& trans,
+                                               tlm::tlm_phase& phase, sc_time&) {
   if (phase != tlm::BEGIN_REQ) return tlm::TLM_ACCEPTED;
   SparseJobExt* ext = trans.get_extension<SparseJobExt>();
   if (!ext) {

@@ -5,10 +5,9 @@
 // between compression formats or an SpMV / SpMM on compressed operands. Its cycles come from
 // models/sparse/unit_model (a double-buffered pipeline whose blocks cost what their data holds),
 // counted on the NPU's clock; the job completes with BEGIN_RESP on the backward path.
-#include <tlm_utils/simple_target_socket.h>
-
 #include <string>
 #include <systemc>
+#include <tlm>
 
 #include "hw/proto/callback_queue.h"
 #include "models/sparse/unit_model.h"
@@ -44,9 +43,12 @@ struct SparseUnitStats {
   sparse::UnitTiming total;  // the jobs' timings summed (cycles, bytes, stalls, elements)
 };
 
-class SparseUnit : public sc_core::sc_module {
+class SparseUnit : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
  public:
-  tlm_utils::simple_target_socket<SparseUnit> port;
+  // A plain TLM-2.0 base-protocol socket whose transport interface is the unit's own: the utility
+  // library's simple socket builds three events and a process list per unit, for the blocking
+  // and non-blocking adaptation jobs never need (docs/performance.md).
+  tlm::tlm_target_socket<32> port;
 
   SparseUnit(sc_core::sc_module_name name, int rank, const sparse::UnitParams& params,
              CallbackQueue& callbacks);
@@ -55,12 +57,15 @@ class SparseUnit : public sc_core::sc_module {
   const sparse::UnitParams& params() const { return params_; }
 
  private:
-  tlm::tlm_sync_enum request(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
-                             sc_core::sc_time& delay);
-  // Jobs are non-blocking only, like the NPU's commands.
-  void refuse_blocking(tlm::tlm_generic_payload& trans, sc_core::sc_time&) {
+  // The socket's forward interface. Jobs are non-blocking only, like the NPU's commands: blocking
+  // and debug transport and DMI are refused.
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) override;
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&) override {
     trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
   }
+  unsigned int transport_dbg(tlm::tlm_generic_payload&) override { return 0; }
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
 
   // Data mode: makes the operand, times the job on it and checks the datapath's values.
   void run_on_data(SparseJobExt& ext);

@@ -41,8 +41,9 @@ TrafficDriver::TrafficDriver(sc_core::sc_module_name name, const TrafficSpec& sp
   if (spec.packet_flits < 1) throw std::invalid_argument("packet length must be at least 1 flit");
   if (spec.measure_cycles < 1) throw std::invalid_argument("the measurement window is empty");
   for (int n = 0; n < platform.npu_count(); ++n) {
-    idle_hosts_.push_back(std::make_unique<tlm_utils::simple_initiator_socket<TrafficDriver>>(
-        ("host" + std::to_string(n)).c_str()));
+    idle_hosts_.push_back(
+        std::make_unique<tlm::tlm_initiator_socket<32>>(("host" + std::to_string(n)).c_str()));
+    idle_hosts_.back()->bind(*this);
     idle_hosts_.back()->bind(platform.npu(n).cmd);
     // The driver takes over the NIC: nothing waits for a send, deliveries come here.
     platform.npu(n).nic().on_sent = nullptr;

@@ -4,13 +4,12 @@
 // process), wait in the NIC's source queue, and are measured BookSim's way: packets created during
 // the measurement window are followed until they are ejected, and the run stops when they all are
 // (or when the drain limit says the network is saturated).
-#include <tlm_utils/simple_initiator_socket.h>
-
 #include <cstdint>
 #include <memory>
 #include <queue>
 #include <random>
 #include <systemc>
+#include <tlm>
 #include <vector>
 
 #include "hw/platform/platform.h"
@@ -44,7 +43,7 @@ struct TrafficResult {
   bool saturated = false;
 };
 
-class TrafficDriver : public sc_core::sc_module {
+class TrafficDriver : public sc_core::sc_module, private tlm::tlm_bw_transport_if<> {
  public:
   SC_HAS_PROCESS(TrafficDriver);
   // Throws std::invalid_argument for a spec that does not fit the platform.
@@ -71,8 +70,14 @@ class TrafficDriver : public sc_core::sc_module {
   bool in_window(uint64_t cycle) const;
   void stop_if_done();
 
-  // The NPUs' command sockets must be bound; synthetic traffic issues no commands on them.
-  std::vector<std::unique_ptr<tlm_utils::simple_initiator_socket<TrafficDriver>>> idle_hosts_;
+  // The NPUs' command sockets must be bound; synthetic traffic issues no commands on them, so
+  // nothing comes back on their backward path.
+  std::vector<std::unique_ptr<tlm::tlm_initiator_socket<32>>> idle_hosts_;
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&,
+                                     sc_core::sc_time&) override {
+    return tlm::TLM_COMPLETED;
+  }
+  void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
   const TrafficSpec spec_;
   const topology::Topology& topology_;
   hw::Platform& platform_;
