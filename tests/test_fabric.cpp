@@ -31,9 +31,9 @@ TEST(Fabric, LinkSocketsTakeOnlyLinkSockets) {
   using Out = hw::FabricNode::InitiatorSocket;
   using In = hw::FabricNode::TargetSocket;
   static_assert(Bindable<Out, In>::value, "link to link");
-  static_assert(Bindable<tlm::tlm_initiator_socket<32>,
-                         decltype(std::declval<hw::Npu&>().cmd)>::value,
-                "base protocol to base protocol (the trait sees a bind that compiles)");
+  static_assert(
+      Bindable<tlm::tlm_initiator_socket<32>, decltype(std::declval<hw::Npu&>().cmd)>::value,
+      "base protocol to base protocol (the trait sees a bind that compiles)");
   static_assert(!Bindable<Out, decltype(std::declval<hw::Npu&>().cmd)>::value,
                 "a link into a base-protocol target");
   static_assert(!Bindable<tlm::tlm_initiator_socket<32>, In>::value,
