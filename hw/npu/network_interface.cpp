@@ -36,7 +36,7 @@ NetworkInterface::NetworkInterface(sc_core::sc_module_name name, const FabricPar
 void NetworkInterface::send(Message* message) {
   // A message to itself (synthetic traffic sends some) goes out to the router and back.
   // A flow's contribution leaves on the NPU's one port into the tree.
-  const int port = message->flow ? 0 : peer_route(message->dst).port;
+  const int port = message->flow ? 0 : peer_route(*message).port;
   if (decoupled()) {
     send_whole(port, message);
     return;
@@ -79,10 +79,7 @@ void NetworkInterface::send_whole(int port, Message* message) {
   if (message->flow) {
     message->bytes_per_cycle = message->flow->carrier.bytes_per_cycle;
   } else {
-    PeerRoute& route = peer_route(message->dst);
-    if (route.bytes_per_cycle == 0)
-      route.bytes_per_cycle = topology_.path_bytes_per_cycle(message->src, message->dst);
-    message->bytes_per_cycle = route.bytes_per_cycle;
+    message->bytes_per_cycle = peer_route(*message).bytes_per_cycle;
   }
   unit.vc = 0;
   unit.credits = 0;
@@ -94,11 +91,13 @@ void NetworkInterface::send_whole(int port, Message* message) {
   sent(message, slot.end);
 }
 
-NetworkInterface::PeerRoute& NetworkInterface::peer_route(int dst) {
+NetworkInterface::PeerRoute NetworkInterface::cached_route(const Message& m) {
   // Hashed: peers of a dimension sit a stride apart, and strides are often a multiple of the size.
-  const uint32_t h = static_cast<uint32_t>(dst) * 2654435761u;
+  const uint32_t h = static_cast<uint32_t>(m.dst) * 2654435761u;
   PeerRoute& route = peer_routes_[h >> 26];
-  if (route.dst != dst) route = {dst, std::max(0, topology_.next_port(node_, dst)), 0};
+  if (route.dst != m.dst)
+    route = {m.dst, std::max(0, topology_.next_port(node_, m.dst)),
+             decoupled() ? topology_.path_bytes_per_cycle(m.src, m.dst) : 0};
   return route;
 }
 

@@ -47,6 +47,21 @@ class NetworkInterface : public FabricNode {
   std::function<void(Message*)> on_delivered;
 
  private:
+  // What the NIC knows of its route to a destination rank: the port it leaves on, and (message
+  // fidelity) the narrowest link on the way, from a small cache (peer_route()). An NPU sends to
+  // few peers at a time (a ring's neighbour, a mesh's four).
+  struct PeerRoute {
+    int dst = -1;
+    int port = 0;
+    double bytes_per_cycle = 0;
+  };
+  // The last route asked for, beside on_delivered in the line a delivery has just read: the send
+  // it leads to finds its route here when it goes to the same rank, as a ring's always does (from
+  // the cache, a line of its own in each NIC, it cost a last-level miss a message at 4,096 NPUs:
+  // docs/performance.md).
+  PeerRoute last_route_;
+
+ private:
   struct Outgoing {
     Message* message;
     sc_core::sc_time eligible;
@@ -106,15 +121,13 @@ class NetworkInterface : public FabricNode {
   // Messages queued in all groups (for the queue-depth probe).
   int queued() const;
 
-  // What the NIC knows of its route to a destination rank: the port it leaves on, and (message
-  // fidelity, worked out on first use: 0 until then) the narrowest link on the way, from a small
-  // cache. An NPU sends to few peers at a time (a ring's neighbour, a mesh's four).
-  struct PeerRoute {
-    int dst = -1;
-    int port = 0;
-    double bytes_per_cycle = 0;
-  };
-  PeerRoute& peer_route(int dst);
+  // The route of `m` (from this NIC's rank): the last one asked for if it is to the same rank, else
+  // the cache's.
+  const PeerRoute& peer_route(const Message& m) {
+    if (last_route_.dst != m.dst) last_route_ = cached_route(m);
+    return last_route_;
+  }
+  PeerRoute cached_route(const Message& m);
   std::vector<PortGroup> groups_;  // one per output port
   // 64: an NPU of a 4-D platform exchanges with a dozen or more peers (8 thrashed: 4% of a
   // 1,024-NPU run walked routes).
