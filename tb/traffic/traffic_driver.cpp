@@ -43,6 +43,8 @@ TrafficDriver::TrafficDriver(sc_core::sc_module_name name, const TrafficSpec& sp
   for (int n = 0; n < platform.npu_count(); ++n) {
     idle_hosts_.push_back(
         std::make_unique<tlm::tlm_initiator_socket<32>>(("host" + std::to_string(n)).c_str()));
+    // Its backward interface first, as the replay binds: in the other order the run fails with
+    // an error on the socket's export (traffic.host0_export_0).
     idle_hosts_.back()->bind(*this);
     idle_hosts_.back()->bind(platform.npu(n).cmd);
     // The driver takes over the NIC: nothing waits for a send, deliveries come here.
