@@ -7,8 +7,23 @@ JOBS ?= $(shell nproc)
 deps:
 	bash scripts/install-deps.sh
 
+# PGO=1 (the default): profile-guided, in three steps (docs/performance.md): an instrumented
+# wafersim in $(BUILD)-pgo, a few seconds of typical jobs on it (scripts/pgo-train.sh), then the
+# build itself with their profile. PGO=0: a plain Release build.
+PGO ?= 1
+PROFILES = $(abspath $(BUILD))/pgo
+
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+ifeq ($(PGO),1)
+	cmake -S . -B $(BUILD)-pgo -DCMAKE_BUILD_TYPE=Release -DWAFERSIM_PGO=GENERATE \
+	  -DWAFERSIM_PGO_DIR=$(PROFILES)
+	cmake --build $(BUILD)-pgo -j $(JOBS) --target wafersim
+	bash scripts/pgo-train.sh $(BUILD)-pgo/wafersim $(PROFILES)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DWAFERSIM_PGO=USE \
+	  -DWAFERSIM_PGO_DIR=$(PROFILES)
+else
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DWAFERSIM_PGO=OFF
+endif
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
@@ -39,4 +54,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')
 
 clean:
-	rm -rf $(BUILD) build-sanitize build-fuzz out
+	rm -rf $(BUILD) $(BUILD)-pgo build-sanitize build-fuzz out
