@@ -46,4 +46,10 @@ run run --quiet --fidelity message --astra-network configs/astra-sim/ring8_ring8
   --astra-system configs/astra-sim/ring_ring_4chunks.json --workload "$work/ring64/ar" \
   --out "$work/ring8_ring8_out"
 
-echo "pgo-train.sh: $(find "$profiles" -name '*.gcda' | wc -l) profiles in $profiles"
+count=$(find "$profiles" -name '*.gcda' | wc -l)
+if [ "$count" -eq 0 ]; then
+  echo "pgo-train.sh: no profile was written to $profiles: build $wafersim with" \
+    "-DWAFERSIM_PGO=GENERATE -DWAFERSIM_PGO_DIR=$profiles" >&2
+  exit 1
+fi
+echo "pgo-train.sh: $count profiles in $profiles"
